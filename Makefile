@@ -1,0 +1,41 @@
+# uidgen: unique ID generators for PostgreSQL (PGXS build)
+
+EXTENSION = uidgen
+EXTVERSION = 0.1.0
+
+MODULE_big = uidgen
+OBJS = \
+	src/uidgen.o \
+	src/shmem.o \
+	src/clock.o \
+	src/statefile.o \
+	src/keeper.o \
+	src/snowflake.o \
+	src/uuidv7.o \
+	src/status.o
+
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+# pg_regress: the SQL surface, one file per concern (sql/ and expected/)
+REGRESS = snowflake uuidv7
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+
+# isolation specs (specs/ and expected/)
+ISOLATION = snowflake_concurrent
+ISOLATION_OPTS = --load-extension=$(EXTENSION)
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# TAP tests (test/t/*.pl) start their own clusters, so they are not part of
+# "make installcheck"; run them with "make tapcheck" as a non-root user.
+PROVE_TESTS ?= test/t/*.pl
+PROVE_FLAGS += -I test
+
+.PHONY: tapcheck
+tapcheck:
+	$(prove_installcheck)

@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock.c
+ *	  The logical clock: one 64-bit tick counter in shared memory that
+ *	  every generator of every backend advances by compare-and-swap.
+ *
+ * Each call takes max(now, last + 1), rounded up to the caller's granule
+ * (a snowflake ID needs a whole sequence slot, a UUID a single tick), so
+ * the ticks handed out are unique and strictly increasing server-wide,
+ * whatever the wall clock does.
+ *
+ * "Real time" for the drift bound is monotonic time plus ref_offset.  The
+ * offset follows the wall clock, except after the wall clock steps back
+ * (an episode) or after a start-up above the wall clock: then the clock is
+ * "ahead" and real time keeps running monotonically from where it was, so
+ * a backwards step never turns the drift bound into an outage.  Once the
+ * wall clock has caught up with the logical clock, the offset follows the
+ * wall clock again.  The reference is sampled once per millisecond of the
+ * logical clock and by the keeper worker, never on every call.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+
+#include "clock.h"
+#include "statefile.h"
+#include "uidgen.h"
+
+/* Backward steps smaller than this are absorbed silently. */
+#define CLOCK_STEP_TOLERANCE UIDGEN_MS_TO_TICKS(10)
+
+/* A kernel clock reading in ticks. */
+static inline uint64
+clock_read(clockid_t id)
+{
+	struct timespec ts;
+	uint64		ms;
+	uint64		sub_ns;
+
+	clock_gettime(id, &ts);
+	ms = (uint64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	sub_ns = ts.tv_nsec % 1000000;
+	return UIDGEN_MS_TO_TICKS(ms) | ((sub_ns << UIDGEN_TICK_SHIFT) / 1000000);
+}
+
+/*
+ * Wall-clock time in ticks: precise, or the kernel's coarse clock, which is
+ * several times cheaper to read and accurate to its tick (1 to 4 ms).
+ */
+uint64
+clock_wall_ticks(bool precise)
+{
+	return clock_read(precise ? CLOCK_REALTIME : CLOCK_REALTIME_COARSE);
+}
+
+/* Ticks as seconds, for messages. */
+static double
+ticks_to_seconds(uint64 ticks)
+{
+	return (double) ticks / UIDGEN_TICKS_PER_MS / 1000.0;
+}
+
+/* Let real time run on from "from", decoupled from the wall clock. */
+static void
+clock_hold_ahead(UidgenShared *s, uint64 from)
+{
+	pg_atomic_write_u64(&s->ref_offset, from - clock_read(CLOCK_MONOTONIC_COARSE));
+	pg_atomic_write_u32(&s->ahead, 1);
+}
+
+/* Start the clock above the saved high-water mark and the wall clock. */
+void
+clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
+{
+	uint64		wall = clock_wall_ticks(false);
+	uint64		start = Max(wall, floor);
+
+	pg_atomic_init_u64(&s->clock_last, start);
+	pg_atomic_init_u64(&s->ref_offset, wall - clock_read(CLOCK_MONOTONIC_COARSE));
+	pg_atomic_init_u32(&s->ahead, 0);
+	if (start > wall)
+		clock_hold_ahead(s, start);
+	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
+	{
+		pg_atomic_write_u64(&s->episodes, 1);
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("system clock is %.3f s behind the time uidgen last saved its state",
+						ticks_to_seconds(saved_at - wall)),
+				 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
+	}
+}
+
+/* Real time, for the drift bound. */
+static uint64
+clock_real_ticks(UidgenShared *s)
+{
+	return clock_read(CLOCK_MONOTONIC_COARSE) +
+		pg_atomic_read_u64(&s->ref_offset);
+}
+
+/*
+ * Compare the wall clock with real time: detect a backwards step, or the
+ * end of a period ahead.  "logical" is a tick just handed out.
+ */
+void
+clock_observe(UidgenShared *s, uint64 logical)
+{
+	uint64		wall = clock_wall_ticks(false);
+	uint64		mono = clock_read(CLOCK_MONOTONIC_COARSE);
+	uint64		real = mono + pg_atomic_read_u64(&s->ref_offset);
+
+	if (pg_atomic_read_u32(&s->ahead))
+	{
+		if (wall >= logical)
+		{
+			pg_atomic_write_u64(&s->ref_offset, wall - mono);
+			pg_atomic_write_u32(&s->ahead, 0);
+		}
+	}
+	else if (wall + CLOCK_STEP_TOLERANCE < real)
+	{
+		if (pg_atomic_exchange_u32(&s->ahead, 1) == 0)
+		{
+			pg_atomic_fetch_add_u64(&s->episodes, 1);
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("system clock went backwards by %.3f s",
+							ticks_to_seconds(real - wall)),
+					 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
+		}
+	}
+	else
+		pg_atomic_write_u64(&s->ref_offset, wall - mono);
+}
+
+/*
+ * After recovery (a promoted standby, a restored backup), jump past every
+ * tick the original server could have issued: its clock could run at most
+ * uidgen.max_clock_drift ahead of real time.
+ */
+static void
+clock_rebase(UidgenShared *s)
+{
+	uint64		target;
+	uint64		last;
+
+	if (RecoveryInProgress())
+		return;
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (s->rebase_pending)
+	{
+		target = clock_wall_ticks(true) + uidgen_drift_ticks() + UIDGEN_TICKS_PER_MS;
+		last = pg_atomic_read_u64(&s->clock_last);
+		while (last < target &&
+			   !pg_atomic_compare_exchange_u64(&s->clock_last, &last, target))
+			;
+		clock_hold_ahead(s, Max(last, target));
+		pg_write_barrier();
+		s->rebase_pending = false;
+		ereport(LOG,
+				(errmsg("uidgen clock moved beyond uidgen.max_clock_drift (%d ms) ahead of the system clock after recovery",
+						uidgen_max_clock_drift),
+				 errdetail("IDs issued from now on are above any the original server could have issued.")));
+	}
+	LWLockRelease(s->lock);
+}
+
+/* Sleep briefly until real time has caught up by "gap" ticks. */
+static void
+clock_wait(uint64 gap)
+{
+	long		us = (long) (gap * 1000 / UIDGEN_TICKS_PER_MS);
+
+	CHECK_FOR_INTERRUPTS();
+	pg_usleep(Max(1, Min(us, 1000)));
+}
+
+/*
+ * Hand out the next tick: above every tick handed out before, a multiple
+ * of "granule" (a power of two), and within the drift bound.
+ */
+uint64
+clock_next(UidgenShared *s, uint64 granule, bool precise)
+{
+	uint64		drift = uidgen_drift_ticks();
+	uint64		now = clock_wall_ticks(precise);
+	uint64		last = pg_atomic_read_u64(&s->clock_last);
+	uint64		next;
+	bool		waited = false;
+
+	if (unlikely(s->rebase_pending))
+		clock_rebase(s);
+	for (;;)
+	{
+		next = (Max(now, last + 1) + granule - 1) & ~(granule - 1);
+		if (unlikely(next > now + drift))
+		{
+			uint64		limit = Max(now, clock_real_ticks(s)) + drift;
+
+			if (next > limit)
+			{
+				if (!waited)
+					pg_atomic_fetch_add_u64(&s->waits, 1);
+				waited = true;
+				clock_wait(next - limit);
+				now = clock_wall_ticks(precise);
+				last = pg_atomic_read_u64(&s->clock_last);
+				continue;
+			}
+		}
+		if (pg_atomic_compare_exchange_u64(&s->clock_last, &last, next))
+			break;
+	}
+	if (unlikely(UIDGEN_TICKS_TO_MS(next) != UIDGEN_TICKS_TO_MS(last)))
+		clock_observe(s, next);
+	if (unlikely(next > pg_atomic_read_u64(&s->hwm_refresh_at)))
+		statefile_cover(s, next);
+	return next;
+}

@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock.h
+ *	  The logical clock shared by snowflake_next() and uuidv7().
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_CLOCK_H
+#define UIDGEN_CLOCK_H
+
+#include "shmem.h"
+
+extern void clock_init(UidgenShared *s, uint64 floor, uint64 saved_at);
+extern uint64 clock_wall_ticks(bool precise);
+extern uint64 clock_next(UidgenShared *s, uint64 granule, bool precise);
+extern void clock_observe(UidgenShared *s, uint64 logical);
+
+#endif							/* UIDGEN_CLOCK_H */

@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.h
+ *	  The shared memory that every backend's generators work from.
+ *
+ * Locking:
+ *	- clock_last is the logical clock.  It only moves forward, by
+ *	  compare-and-swap, and never under a lock.
+ *	- hwm (the durable high-water mark) and hwm_refresh_at are written only
+ *	  while holding lock, after the state file that holds the new mark has
+ *	  been made durable; they are read without it.
+ *	- ref_offset, ahead, episodes and waits are maintained atomically
+ *	  without a lock (see clock.c).
+ *	- lock also protects recorded, problem and rebase_pending.
+ *	- keeper_procno is written by the keeper worker alone.
+ *	- each backend writes only its own entry of procs[].
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_SHMEM_H
+#define UIDGEN_SHMEM_H
+
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+
+#include "uidgen.h"
+
+/* Why generation is refused, as found in the state file at start-up. */
+typedef enum UidgenStateProblem
+{
+	UIDGEN_STATE_OK,
+	UIDGEN_STATE_CORRUPT,		/* no generator can run */
+	UIDGEN_STATE_SETTINGS_CHANGED	/* snowflake_next() cannot run */
+} UidgenStateProblem;
+
+/* Per-process counters: written by their owner only, summed by status. */
+typedef struct UidgenProcCounters
+{
+	pg_atomic_uint64 snowflakes;
+	pg_atomic_uint64 uuids;
+	pg_atomic_uint64 last_snowflake;
+	char		pad[PG_CACHE_LINE_SIZE - 3 * sizeof(pg_atomic_uint64)];
+} UidgenProcCounters;
+
+typedef struct UidgenShared
+{
+	pg_atomic_uint64 clock_last;	/* last tick handed out */
+	char		clock_pad[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	pg_atomic_uint64 hwm;		/* durable: no tick above it was handed out */
+	pg_atomic_uint64 hwm_refresh_at;	/* wake the keeper past this tick */
+	pg_atomic_uint64 ref_offset;	/* real time minus monotonic time, ticks */
+	pg_atomic_uint32 ahead;		/* clock ahead of the wall clock on purpose */
+	pg_atomic_uint64 episodes;	/* wall clock steps backwards seen */
+	pg_atomic_uint64 waits;		/* calls that waited for real time */
+	int			keeper_procno;	/* keeper's PGPROC number, or -1 */
+
+	LWLock	   *lock;
+	bool		rebase_pending; /* started in recovery, not yet rebased */
+	UidgenStateProblem problem;
+	UidgenSettings recorded;	/* settings the state file vouches for */
+
+	int			nprocs;
+	UidgenProcCounters procs[FLEXIBLE_ARRAY_MEMBER];
+} UidgenShared;
+
+extern UidgenShared *uidgen_shared;
+
+extern void shmem_install_hooks(void);
+extern UidgenShared *shmem_get(void);
+extern UidgenProcCounters *shmem_my_counters(void);
+
+#endif							/* UIDGEN_SHMEM_H */

@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * snowflake.c
+ *	  snowflake_next() and the functions that decode snowflake IDs.
+ *
+ * An ID is 0 | milliseconds since uidgen.epoch | worker id | sequence, the
+ * widths given by uidgen.worker_bits and uidgen.sequence_bits.  The
+ * millisecond and sequence come from one tick of the shared logical clock
+ * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
+ * simply borrows the next millisecond.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "shmem.h"
+#include "snowflake.h"
+#include "statefile.h"
+#include "timeconv.h"
+
+PG_FUNCTION_INFO_V1(snowflake_next);
+PG_FUNCTION_INFO_V1(snowflake_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_worker);
+PG_FUNCTION_INFO_V1(snowflake_sequence);
+PG_FUNCTION_INFO_V1(snowflake_floor);
+
+/* Bits left for the timestamp under a layout. */
+static inline int
+timestamp_bits(const UidgenSettings *l)
+{
+	return 63 - l->worker_bits - l->sequence_bits;
+}
+
+/* The smallest ID of a millisecond since the epoch; -1 if out of range. */
+static int64
+snowflake_of_ms(const UidgenSettings *l, int64 ms)
+{
+	if (ms < 0 || ms >= (INT64CONST(1) << timestamp_bits(l)))
+		return -1;
+	return ms << (l->worker_bits + l->sequence_bits);
+}
+
+/* errdetail() naming the instants a layout covers. */
+static int
+errdetail_range(const UidgenSettings *l)
+{
+	int64		last_ms = l->epoch_ms + (INT64CONST(1) << timestamp_bits(l)) - 1;
+
+	return errdetail("With uidgen.epoch = '%s' and %d timestamp bits, snowflake IDs cover instants up to %s.",
+					 timestamptz_to_str(unix_ms_to_timestamptz(l->epoch_ms)),
+					 timestamp_bits(l),
+					 timestamptz_to_str(unix_ms_to_timestamptz(last_ms)));
+}
+
+/*
+ * Would every ID issued under "after" from tick "floor" on be above every
+ * ID issued under "before" below it?  Then the change cannot repeat an ID.
+ */
+bool
+snowflake_change_is_safe(const UidgenSettings *before,
+						 const UidgenSettings *after, uint64 floor)
+{
+	int64		ms = (int64) UIDGEN_TICKS_TO_MS(floor);
+	int64		before_next = snowflake_of_ms(before, ms - before->epoch_ms);
+	int64		after_min = snowflake_of_ms(after, ms - after->epoch_ms);
+
+	if (ms - before->epoch_ms <= 0)
+		return after_min >= 0;	/* nothing was issued under "before" */
+	return before_next >= 0 && after_min >= before_next;
+}
+
+/* The settings IDs were issued under, for messages. */
+char *
+snowflake_settings_detail(const UidgenSettings *before)
+{
+	return psprintf("IDs were issued with uidgen.worker_id = %d, uidgen.worker_bits = %d, uidgen.sequence_bits = %d and uidgen.epoch = '%s'; restore these settings and restart.",
+					before->worker_id, before->worker_bits,
+					before->sequence_bits,
+					timestamptz_to_str(unix_ms_to_timestamptz(before->epoch_ms)));
+}
+
+/* Refuse to generate when IDs could collide. */
+static void
+snowflake_check_state(UidgenShared *s)
+{
+	statefile_check_usable(s);
+	if (unlikely(s->problem == UIDGEN_STATE_SETTINGS_CHANGED))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
+				 errdetail("%s", snowflake_settings_detail(&s->recorded)),
+				 errhint("To start a new ID space on purpose, stop the server and remove the file \"uidgen.state\" from the data directory; IDs may then repeat.")));
+	if (unlikely(s->rebase_pending) && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowflake IDs during recovery"),
+				 errdetail("A standby shares its primary's uidgen.worker_id, so its IDs could collide with the primary's."),
+				 errhint("Generate IDs on the primary; a standby generates them once it is promoted.")));
+}
+
+/* snowflake_next(): the next ID of this server. */
+Datum
+snowflake_next(PG_FUNCTION_ARGS)
+{
+	UidgenShared *s = shmem_get();
+	const UidgenSettings *l = &uidgen_settings;
+	int			slot_shift = UIDGEN_TICK_SHIFT - l->sequence_bits;
+	uint64		tick;
+	int64		ms;
+	int64		id;
+	UidgenProcCounters *mine;
+
+	snowflake_check_state(s);
+	tick = clock_next(s, UINT64CONST(1) << slot_shift, false);
+	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
+	id = snowflake_of_ms(l, ms);
+	if (unlikely(id < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("current time is outside the range of snowflake IDs"),
+				 errdetail_range(l)));
+	id |= ((int64) l->worker_id << l->sequence_bits) |
+		(int64) ((tick & (UIDGEN_TICKS_PER_MS - 1)) >> slot_shift);
+
+	mine = shmem_my_counters();
+	pg_atomic_write_u64(&mine->snowflakes, pg_atomic_read_u64(&mine->snowflakes) + 1);
+	pg_atomic_write_u64(&mine->last_snowflake, (uint64) id);
+	PG_RETURN_INT64(id);
+}
+
+/* The ID argument, refusing negative values. */
+static int64
+snowflake_arg(FunctionCallInfo fcinfo)
+{
+	int64		id = PG_GETARG_INT64(0);
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
+				 errdetail("Snowflake IDs are never negative.")));
+	return id;
+}
+
+/* snowflake_timestamp(id): the millisecond the ID was generated in. */
+Datum
+snowflake_timestamp(PG_FUNCTION_ARGS)
+{
+	const UidgenSettings *l = &uidgen_settings;
+	int64		ms = snowflake_arg(fcinfo) >> (l->worker_bits + l->sequence_bits);
+
+	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(l->epoch_ms + ms));
+}
+
+/* snowflake_worker(id): the worker id field. */
+Datum
+snowflake_worker(PG_FUNCTION_ARGS)
+{
+	const UidgenSettings *l = &uidgen_settings;
+	int64		id = snowflake_arg(fcinfo);
+
+	PG_RETURN_INT32((int32) ((id >> l->sequence_bits) & ((INT64CONST(1) << l->worker_bits) - 1)));
+}
+
+/* snowflake_sequence(id): the sequence field. */
+Datum
+snowflake_sequence(PG_FUNCTION_ARGS)
+{
+	const UidgenSettings *l = &uidgen_settings;
+	int64		id = snowflake_arg(fcinfo);
+
+	PG_RETURN_INT32((int32) (id & ((INT64CONST(1) << l->sequence_bits) - 1)));
+}
+
+/* snowflake_floor(ts): the smallest ID of the millisecond holding ts. */
+Datum
+snowflake_floor(PG_FUNCTION_ARGS)
+{
+	const UidgenSettings *l = &uidgen_settings;
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	int64		id = -1;
+
+	if (!TIMESTAMP_NOT_FINITE(ts))
+		id = snowflake_of_ms(l, timestamptz_to_unix_ms(ts) - l->epoch_ms);
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for snowflake IDs: \"%s\"",
+						timestamptz_to_str(ts)),
+				 errdetail_range(l)));
+	PG_RETURN_INT64(id);
+}

@@ -1,0 +1,230 @@
+/*-------------------------------------------------------------------------
+ *
+ * statefile.c
+ *	  Persist the high-water mark of the logical clock, and the settings
+ *	  that shape snowflake IDs, in $PGDATA/uidgen.state.
+ *
+ * No tick is handed out unless the file on disk already holds a mark at or
+ * above it, so after a crash the clock resumes above every ID issued.  The
+ * mark is written a window ahead of the clock (durable write, fsync and
+ * rename), normally by the keeper worker when the clock passes the middle
+ * of the window; a backend writes it itself only if the clock reaches the
+ * mark first.  All writes happen under UidgenShared->lock.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+
+#include "clock.h"
+#include "keeper.h"
+#include "snowflake.h"
+#include "statefile.h"
+
+#define STATE_MAGIC		0x55494447	/* "UIDG" */
+#define STATE_VERSION	1
+#define STATE_TEMP_FILE UIDGEN_STATE_FILE ".tmp"
+
+/* The file's contents. */
+typedef struct StateFileData
+{
+	uint32		magic;
+	uint32		version;
+	uint64		hwm;			/* no tick above this was handed out */
+	uint64		saved_at;		/* wall clock when written, ticks */
+	UidgenSettings settings;	/* the settings IDs were issued under */
+	pg_crc32c	crc;			/* of everything above */
+} StateFileData;
+
+/* How far ahead of the clock the mark is written. */
+static uint64
+statefile_window(void)
+{
+	return Max(UIDGEN_MS_TO_TICKS(2000), 2 * uidgen_drift_ticks());
+}
+
+/* CRC of the file's contents. */
+static pg_crc32c
+statefile_crc(const StateFileData *d)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, d, offsetof(StateFileData, crc));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* Read the file; false if it is missing, and problem set if unusable. */
+static bool
+statefile_read(UidgenShared *s, StateFileData *d)
+{
+	int			fd = open(UIDGEN_STATE_FILE, O_RDONLY | PG_BINARY, 0);
+	ssize_t		len;
+
+	if (fd < 0 && errno == ENOENT)
+		return false;
+	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
+	if (fd >= 0)
+		close(fd);
+	if (len != sizeof(*d) || d->magic != STATE_MAGIC ||
+		d->version != STATE_VERSION || d->crc != statefile_crc(d))
+	{
+		s->problem = UIDGEN_STATE_CORRUPT;
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("uidgen state file \"%s\" is unreadable or corrupt", UIDGEN_STATE_FILE),
+				 errdetail("uidgen will not generate IDs, because it cannot tell which IDs were already issued.")));
+		return false;
+	}
+	return true;
+}
+
+/* Accept or refuse a change of settings since the file was written. */
+static void
+statefile_check_settings(UidgenShared *s, const StateFileData *d, uint64 floor)
+{
+	if (memcmp(&d->settings, &uidgen_settings, sizeof(UidgenSettings)) == 0)
+		return;
+	if (!snowflake_change_is_safe(&d->settings, &uidgen_settings, floor))
+	{
+		s->recorded = d->settings;
+		s->problem = UIDGEN_STATE_SETTINGS_CHANGED;
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
+				 errdetail("%s", snowflake_settings_detail(&d->settings)),
+				 errhint("snowflake_next() is disabled until the settings are restored.")));
+		return;
+	}
+	ereport(LOG,
+			(errmsg("uidgen settings changed; new snowflake IDs are above every ID issued before")));
+}
+
+/*
+ * At start-up: the first tick the clock may hand out (the millisecond after
+ * the saved mark), and when the mark was saved.  Sets problem, recorded and
+ * rebase_pending.
+ */
+uint64
+statefile_load(UidgenShared *s, uint64 *saved_at)
+{
+	StateFileData d;
+	uint64		floor;
+
+	s->recorded = uidgen_settings;
+	s->problem = UIDGEN_STATE_OK;
+	s->rebase_pending = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	*saved_at = 0;
+	if (!statefile_read(s, &d))
+		return 0;
+	floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
+	*saved_at = d.saved_at;
+	pg_atomic_write_u64(&s->hwm, d.hwm);
+	statefile_check_settings(s, &d, floor);
+	return floor;
+}
+
+/* Write the file durably with a new mark. */
+static void
+statefile_write(UidgenShared *s, uint64 hwm)
+{
+	StateFileData d;
+	int			fd;
+
+	memset(&d, 0, sizeof(d));
+	d.magic = STATE_MAGIC;
+	d.version = STATE_VERSION;
+	d.hwm = hwm;
+	d.saved_at = clock_wall_ticks(false);
+	d.settings = s->recorded;
+	d.crc = statefile_crc(&d);
+
+	fd = OpenTransientFile(STATE_TEMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", STATE_TEMP_FILE)));
+	errno = 0;
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	if (write(fd, &d, sizeof(d)) != sizeof(d))
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", STATE_TEMP_FILE)));
+	}
+	if (pg_fsync(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", STATE_TEMP_FILE)));
+	pgstat_report_wait_end();
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", STATE_TEMP_FILE)));
+	durable_rename(STATE_TEMP_FILE, UIDGEN_STATE_FILE, ERROR);
+}
+
+/* Make a mark at or above "target" durable, and publish it. */
+static void
+statefile_persist(UidgenShared *s, uint64 target)
+{
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (target > pg_atomic_read_u64(&s->hwm))
+	{
+		statefile_write(s, target);
+		pg_atomic_write_u64(&s->hwm, target);
+		pg_atomic_write_u64(&s->hwm_refresh_at, target - statefile_window() / 2);
+	}
+	LWLockRelease(s->lock);
+}
+
+/*
+ * A tick past the refresh point was handed out: if it is beyond the durable
+ * mark, make a new mark durable before the tick is used; otherwise let the
+ * keeper move the mark in the background.
+ */
+void
+statefile_cover(UidgenShared *s, uint64 tick)
+{
+	if (tick > pg_atomic_read_u64(&s->hwm))
+		statefile_persist(s, tick + statefile_window());
+	else
+		keeper_wake(s);
+}
+
+/* Keeper: move the mark a window ahead if the clock passed its middle. */
+void
+statefile_refresh(UidgenShared *s)
+{
+	uint64		last = pg_atomic_read_u64(&s->clock_last);
+
+	if (s->problem != UIDGEN_STATE_CORRUPT &&
+		last > pg_atomic_read_u64(&s->hwm_refresh_at))
+		statefile_persist(s, last + statefile_window());
+}
+
+/* Refuse to generate if the state file could not be trusted at start-up. */
+void
+statefile_check_usable(UidgenShared *s)
+{
+	if (unlikely(s->problem == UIDGEN_STATE_CORRUPT))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("uidgen state file \"%s\" is corrupt", UIDGEN_STATE_FILE),
+				 errdetail("uidgen cannot tell which IDs were already issued."),
+				 errhint("Stop the server, make sure the system clock is ahead of every ID issued so far, remove the file from the data directory, and start the server.")));
+}

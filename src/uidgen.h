@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * uidgen.h
+ *	  Settings and constants shared by every uidgen module.
+ *
+ * The logical clock behind snowflake_next() and uuidv7() counts ticks of
+ * 2^-20 milliseconds since the Unix epoch in an unsigned 64-bit integer,
+ * which lasts until the year 2527.  A snowflake ID uses the top bits of a
+ * tick (milliseconds and a sequence); a UUIDv7 uses all of them.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_H
+#define UIDGEN_H
+
+#define UIDGEN_TICK_SHIFT	20
+#define UIDGEN_TICKS_PER_MS (UINT64CONST(1) << UIDGEN_TICK_SHIFT)
+#define UIDGEN_MS_TO_TICKS(ms) ((uint64) (ms) << UIDGEN_TICK_SHIFT)
+#define UIDGEN_TICKS_TO_MS(t) ((t) >> UIDGEN_TICK_SHIFT)
+
+/* Widest sequence field: a snowflake ID cannot be finer than a tick. */
+#define UIDGEN_MAX_SEQUENCE_BITS UIDGEN_TICK_SHIFT
+/* A snowflake ID keeps at least 41 timestamp bits (69 years). */
+#define UIDGEN_MIN_TIMESTAMP_BITS 41
+#define UIDGEN_MAX_LAYOUT_BITS (63 - UIDGEN_MIN_TIMESTAMP_BITS)
+
+/* The snowflake layout and identity: restart-only settings. */
+typedef struct UidgenSettings
+{
+	int32		worker_id;
+	int32		worker_bits;
+	int32		sequence_bits;
+	int64		epoch_ms;		/* uidgen.epoch in ms since the Unix epoch */
+} UidgenSettings;
+
+/* GUC variables (uidgen.c) */
+extern UidgenSettings uidgen_settings;
+extern int uidgen_max_clock_drift;
+
+extern uint64 uidgen_drift_ticks(void);
+extern void _PG_init(void);
+
+#endif							/* UIDGEN_H */
