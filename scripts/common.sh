@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+# Shared set-up for demo.sh and test.sh: install what is missing, build,
+# install, and helpers to run a throwaway cluster as an unprivileged user.
+# Sourced, not run.
+
+set -euo pipefail
+
+UIDGEN_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_MAJOR=15
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=$PG_BIN/pg_config
+# PostgreSQL refuses to run as root; servers and tests run as this account.
+RUN_AS=${UIDGEN_RUN_AS:-postgres}
+PACKAGES=(make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR
+          postgresql-contrib libipc-run-perl faketime libfaketime rsync)
+
+# Install the Debian packages that are missing (needs root).
+install_packages() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Build and install the extension into PostgreSQL's directories (needs root).
+build_and_install() {
+    echo "== building uidgen"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG" clean
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG" install
+}
+
+# Run a command as the unprivileged account, in the current directory.
+as_user() {
+    if [ "$(id -un)" = "$RUN_AS" ]; then
+        "$@"
+    else
+        runuser -u "$RUN_AS" -- env PATH="$PG_BIN:$PATH" "$@"
+    fi
+}
+
+# A working directory the unprivileged account owns.
+make_workdir() {
+    local dir
+    dir=$(mktemp -d /tmp/uidgen.XXXXXX)
+    chown "$RUN_AS" "$dir"
+    echo "$dir"
+}
+
+# Start a cluster in $1 on port $2 with uidgen preloaded.
+start_cluster() {
+    local dir=$1 port=$2
+    as_user "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync >/dev/null
+    cat >>"$dir/data/postgresql.conf" <<CONF
+shared_preload_libraries = 'uidgen'
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+max_prepared_transactions = 10
+CONF
+    as_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}
+
+# Stop the cluster in $1.
+stop_cluster() {
+    as_user "$PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null || true
+}
+
+# Require root, for apt-get and make install.
+require_root() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "run this as root (it installs packages and the extension)" >&2
+        exit 1
+    fi
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up everything on a fresh Debian 12 machine and show uidgen at work:
+# installs PostgreSQL 15 and the build tools if missing, builds and installs
+# uidgen, starts a throwaway cluster with uidgen preloaded, runs demo.sql.
+# Run as root: ./scripts/demo.sh
+source "$(dirname "$0")/common.sh"
+
+require_root
+install_packages
+build_and_install
+work=$(make_workdir)
+trap 'stop_cluster "$work"; rm -rf "$work"' EXIT
+start_cluster "$work" 5491
+cp "$UIDGEN_SRC/scripts/demo.sql" "$work/"
+cd "$work"
+as_user psql -X -h "$work" -p 5491 -U postgres -d postgres -v ON_ERROR_STOP=1 -f demo.sql
