@@ -1,0 +1,129 @@
+-- snowflake_next() and its decoders: the SQL surface, layout and errors.
+-- Written to pass on any server with uidgen preloaded, whatever its
+-- uidgen.* settings: expected values are computed from current_setting().
+
+-- Reports an error's SQLSTATE and message without its settings-dependent detail.
+CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE query;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+SET TIME ZONE 'UTC';
+
+CREATE TEMP VIEW layout AS
+SELECT current_setting('uidgen.worker_id')::int AS worker_id,
+       current_setting('uidgen.worker_bits')::int AS worker_bits,
+       current_setting('uidgen.sequence_bits')::int AS sequence_bits,
+       current_setting('uidgen.epoch')::timestamptz AS epoch;
+
+-- Declared volatility and parallel safety.
+SELECT p.oid::regprocedure AS function, provolatile, proparallel, proisstrict
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'uidgen'
+WHERE proname LIKE 'snowflake%' OR proname = 'uidgen_status'
+ORDER BY 1::text;
+
+-- The settings are registered under the reserved prefix.
+SELECT name, context, vartype, unit, min_val, max_val, boot_val
+FROM pg_settings WHERE name LIKE 'uidgen.%' AND name NOT LIKE 'uidgen.block%'
+ORDER BY name;
+SET uidgen.no_such_setting = 1;
+
+-- 100000 IDs in one statement: distinct and strictly increasing.
+WITH ids AS (
+    SELECT n, snowflake_next() AS id FROM generate_series(1, 100000) AS n
+), ordered AS (
+    SELECT id, lag(id) OVER (ORDER BY n) AS previous FROM ids
+)
+SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
+       bool_and(id > previous) AS increasing, bool_and(id > 0) AS positive
+FROM ordered;
+
+-- Each field of a fresh ID: this server's worker id, a sequence within its
+-- width, a timestamp within a kernel clock tick before now and the drift
+-- bound after it.
+SELECT snowflake_worker(id) = l.worker_id AS worker_matches,
+       snowflake_sequence(id) BETWEEN 0 AND (1 << l.sequence_bits) - 1 AS sequence_fits,
+       snowflake_timestamp(id) BETWEEN t0 - interval '10 ms'
+           AND clock_timestamp() + current_setting('uidgen.max_clock_drift')::interval
+           AS timestamp_plausible,
+       id >= snowflake_floor(t0 - interval '10 ms') AS above_floor
+FROM (SELECT clock_timestamp() AS t0) AS t,
+     LATERAL (SELECT snowflake_next() AS id) AS g, layout AS l;
+
+-- The layout: an ID assembled from its fields decodes to those fields.
+WITH fields(at, worker, seq) AS (
+    VALUES (timestamptz '2025-03-04 05:06:07.089+00', 0, 0),
+           (timestamptz '2030-12-31 23:59:59.999+00', -1, -1),
+           (timestamptz '2026-06-15 12:00:00.5+00', 1, 1)
+), ids AS (
+    SELECT at,
+           CASE worker WHEN -1 THEN (1 << l.worker_bits) - 1 ELSE worker END AS worker,
+           CASE seq WHEN -1 THEN (1 << l.sequence_bits) - 1 ELSE seq END AS seq,
+           l.sequence_bits
+    FROM fields, layout AS l
+)
+SELECT at,
+       snowflake_timestamp(id) = at AS timestamp_round_trips,
+       snowflake_worker(id) = worker AS worker_round_trips,
+       snowflake_sequence(id) = seq AS sequence_round_trips,
+       snowflake_floor(snowflake_timestamp(id)) = snowflake_floor(at) AS floor_round_trips
+FROM (SELECT *, snowflake_floor(at) | (worker::bigint << sequence_bits) | seq AS id FROM ids) AS i
+ORDER BY at;
+
+-- snowflake_floor(): the first ID of the millisecond, for range predicates.
+SELECT snowflake_floor(l.epoch) AS floor_at_epoch,
+       snowflake_floor(l.epoch + interval '1 ms') = 1::bigint << (l.worker_bits + l.sequence_bits)
+           AS one_ms_is_one_timestamp_unit,
+       snowflake_floor(l.epoch + interval '1.9 ms') = snowflake_floor(l.epoch + interval '1 ms')
+           AS truncates_to_the_millisecond,
+       snowflake_floor('2026-01-01 00:00:00.000+00') < snowflake_floor('2026-01-01 00:00:00.001+00')
+           AS ordered
+FROM layout AS l;
+
+-- Range predicates on IDs of the last day use the floor.
+CREATE TEMP TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_next(), note text);
+INSERT INTO events (note) SELECT 'event ' || n FROM generate_series(1, 1000) AS n;
+SELECT count(*) FROM events WHERE id >= snowflake_floor(now() - interval '1 day');
+SELECT count(*) FROM events WHERE id >= snowflake_floor(clock_timestamp() + interval '1 day');
+
+-- As a DEFAULT in a partitioned table with ID-range partitions.
+CREATE TEMP TABLE measurements (id bigint DEFAULT snowflake_next(), value int)
+    PARTITION BY RANGE (id);
+CREATE TEMP TABLE measurements_past PARTITION OF measurements
+    FOR VALUES FROM (MINVALUE) TO (snowflake_floor('2026-01-01 00:00:00+00'));
+CREATE TEMP TABLE measurements_now PARTITION OF measurements
+    FOR VALUES FROM (snowflake_floor('2026-01-01 00:00:00+00')) TO (MAXVALUE);
+INSERT INTO measurements (value) VALUES (1), (2);
+INSERT INTO measurements (id, value)
+    SELECT snowflake_floor('2025-06-01 00:00:00+00'), 3;
+SELECT tableoid::regclass AS partition, value FROM measurements ORDER BY value;
+
+-- Errors.
+SELECT pg_temp.error_of('SELECT snowflake_timestamp(-1)');
+SELECT pg_temp.error_of('SELECT snowflake_worker(-42)');
+SELECT pg_temp.error_of('SELECT snowflake_sequence(-9223372036854775808)');
+SELECT pg_temp.error_of($$SELECT snowflake_floor('1969-12-31 23:59:59+00')$$);
+SELECT pg_temp.error_of($$SELECT snowflake_floor('infinity')$$);
+SELECT pg_temp.error_of($$SELECT snowflake_floor('-infinity')$$);
+SELECT pg_temp.error_of($$SELECT snowflake_floor('9999-01-01 00:00:00+00')$$);
+SELECT pg_temp.error_of('SELECT snowflake_floor(epoch - interval ''1 ms'') FROM layout');
+SELECT pg_temp.error_of('SET uidgen.worker_id = 1');
+SELECT pg_temp.error_of('SET uidgen.epoch = ''2020-01-01''');
+SELECT pg_temp.error_of('SET uidgen.max_clock_drift = 5');
+SELECT snowflake_timestamp(NULL), snowflake_floor(NULL);
+
+-- The status row.
+SELECT state, s.worker_id = l.worker_id AS worker_id_matches,
+       timestamp_bits + s.worker_bits + s.sequence_bits AS total_bits,
+       s.epoch = l.epoch AS epoch_matches,
+       last_id >= snowflake_floor(now() - interval '1 minute') AS last_id_recent,
+       ids_issued >= 101002 AS counted,
+       high_water_mark > snowflake_timestamp(last_id) AS mark_above_last_id,
+       clock_ahead <= current_setting('uidgen.max_clock_drift')::interval AS within_drift
+FROM uidgen_status() AS s, layout AS l;
