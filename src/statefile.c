@@ -178,16 +178,22 @@ statefile_write(UidgenShared *s, uint64 hwm)
 	durable_rename(STATE_TEMP_FILE, UIDGEN_STATE_FILE, ERROR);
 }
 
-/* Make a mark at or above "target" durable, and publish it. */
+/*
+ * If "tick" is past the refresh point, durably write a mark a window beyond
+ * it and publish it.  Re-checked under the lock, so that callers racing past
+ * the same point write the file once.
+ */
 static void
-statefile_persist(UidgenShared *s, uint64 target)
+statefile_advance(UidgenShared *s, uint64 tick)
 {
+	uint64		window = statefile_window();
+
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (target > pg_atomic_read_u64(&s->hwm))
+	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
 	{
-		statefile_write(s, target);
-		pg_atomic_write_u64(&s->hwm, target);
-		pg_atomic_write_u64(&s->hwm_refresh_at, target - statefile_window() / 2);
+		statefile_write(s, tick + window);
+		pg_atomic_write_u64(&s->hwm, tick + window);
+		pg_atomic_write_u64(&s->hwm_refresh_at, tick + window / 2);
 	}
 	LWLockRelease(s->lock);
 }
@@ -201,7 +207,7 @@ void
 statefile_cover(UidgenShared *s, uint64 tick)
 {
 	if (tick > pg_atomic_read_u64(&s->hwm))
-		statefile_persist(s, tick + statefile_window());
+		statefile_advance(s, tick);
 	else
 		keeper_wake(s);
 }
@@ -210,11 +216,8 @@ statefile_cover(UidgenShared *s, uint64 tick)
 void
 statefile_refresh(UidgenShared *s)
 {
-	uint64		last = pg_atomic_read_u64(&s->clock_last);
-
-	if (s->problem != UIDGEN_STATE_CORRUPT &&
-		last > pg_atomic_read_u64(&s->hwm_refresh_at))
-		statefile_persist(s, last + statefile_window());
+	if (s->problem != UIDGEN_STATE_CORRUPT)
+		statefile_advance(s, pg_atomic_read_u64(&s->clock_last));
 }
 
 /* Refuse to generate if the state file could not be trusted at start-up. */
