@@ -25,7 +25,7 @@ ISOLATION = snowflake_concurrent
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -I$(srcdir)/src
-PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
