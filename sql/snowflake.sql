@@ -2,16 +2,6 @@
 -- Written to pass on any server with uidgen preloaded, whatever its
 -- uidgen.* settings: expected values are computed from current_setting().
 
--- Reports an error's SQLSTATE and message without its settings-dependent detail.
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 SET TIME ZONE 'UTC';
 
 CREATE TEMP VIEW layout AS
@@ -105,17 +95,17 @@ INSERT INTO measurements (id, value)
 SELECT tableoid::regclass AS partition, value FROM measurements ORDER BY value;
 
 -- Errors.
-SELECT pg_temp.error_of('SELECT snowflake_timestamp(-1)');
-SELECT pg_temp.error_of('SELECT snowflake_worker(-42)');
-SELECT pg_temp.error_of('SELECT snowflake_sequence(-9223372036854775808)');
-SELECT pg_temp.error_of($$SELECT snowflake_floor('1969-12-31 23:59:59+00')$$);
-SELECT pg_temp.error_of($$SELECT snowflake_floor('infinity')$$);
-SELECT pg_temp.error_of($$SELECT snowflake_floor('-infinity')$$);
-SELECT pg_temp.error_of($$SELECT snowflake_floor('9999-01-01 00:00:00+00')$$);
-SELECT pg_temp.error_of('SELECT snowflake_floor(epoch - interval ''1 ms'') FROM layout');
-SELECT pg_temp.error_of('SET uidgen.worker_id = 1');
-SELECT pg_temp.error_of('SET uidgen.epoch = ''2020-01-01''');
-SELECT pg_temp.error_of('SET uidgen.max_clock_drift = 5');
+SELECT error_of('SELECT snowflake_timestamp(-1)');
+SELECT error_of('SELECT snowflake_worker(-42)');
+SELECT error_of('SELECT snowflake_sequence(-9223372036854775808)');
+SELECT error_of($$SELECT snowflake_floor('1969-12-31 23:59:59+00')$$);
+SELECT error_of($$SELECT snowflake_floor('infinity')$$);
+SELECT error_of($$SELECT snowflake_floor('-infinity')$$);
+SELECT error_of($$SELECT snowflake_floor('9999-01-01 00:00:00+00')$$);
+SELECT error_of('SELECT snowflake_floor(epoch - interval ''1 ms'') FROM layout');
+SELECT error_of('SET uidgen.worker_id = 1');
+SELECT error_of('SET uidgen.epoch = ''2020-01-01''');
+SELECT error_of('SET uidgen.max_clock_drift = 5');
 SELECT snowflake_timestamp(NULL), snowflake_floor(NULL);
 
 -- The status row.

@@ -1,14 +1,5 @@
 -- uuidv7() and its helpers: RFC 9562 layout, round trips and errors.
 
-CREATE FUNCTION pg_temp.error_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- Declared volatility and parallel safety.
 SELECT p.oid::regprocedure AS function, provolatile, proparallel, proisstrict
 FROM pg_proc p
@@ -78,14 +69,14 @@ SELECT count(*) FROM docs WHERE id >= uuidv7_floor(now() - interval '1 hour');
 SELECT created_at FROM docs WHERE id < uuidv7_floor('2023-01-01');
 
 -- Errors.
-SELECT pg_temp.error_of($$SELECT uuidv7_timestamp('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7_timestamp('017f22e2-79b0-7cc3-58c4-dc0c0c07398f')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7_timestamp('00000000-0000-0000-0000-000000000000')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7_timestamp(gen_random_uuid())$$);
-SELECT pg_temp.error_of($$SELECT uuidv7('1969-12-31 23:59:59.999+00')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7('10889-08-02 05:31:50.656+00')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7_floor('infinity')$$);
-SELECT pg_temp.error_of($$SELECT uuidv7_floor('-infinity')$$);
+SELECT error_of($$SELECT uuidv7_timestamp('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')$$);
+SELECT error_of($$SELECT uuidv7_timestamp('017f22e2-79b0-7cc3-58c4-dc0c0c07398f')$$);
+SELECT error_of($$SELECT uuidv7_timestamp('00000000-0000-0000-0000-000000000000')$$);
+SELECT error_of($$SELECT uuidv7_timestamp(gen_random_uuid())$$);
+SELECT error_of($$SELECT uuidv7('1969-12-31 23:59:59.999+00')$$);
+SELECT error_of($$SELECT uuidv7('10889-08-02 05:31:50.656+00')$$);
+SELECT error_of($$SELECT uuidv7_floor('infinity')$$);
+SELECT error_of($$SELECT uuidv7_floor('-infinity')$$);
 SELECT uuidv7_floor('10889-08-02 05:31:50.655+00') AS last_floor;
 SELECT uuidv7(NULL), uuidv7_timestamp(NULL), uuidv7_floor(NULL);
 

@@ -75,6 +75,17 @@ clock_hold_ahead(UidgenShared *s, uint64 from)
 	pg_atomic_write_u32(&s->ahead, 1);
 }
 
+/* Count a backwards step of the wall clock and warn about it, once. */
+static void
+clock_count_episode(UidgenShared *s, const char *fmt, uint64 step)
+{
+	pg_atomic_fetch_add_u64(&s->episodes, 1);
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg_internal(fmt, ticks_to_seconds(step)),
+			 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
+}
+
 /* Start the clock above the saved high-water mark and the wall clock. */
 void
 clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
@@ -88,14 +99,8 @@ clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
 	if (start > wall)
 		clock_hold_ahead(s, start);
 	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
-	{
-		pg_atomic_write_u64(&s->episodes, 1);
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("system clock is %.3f s behind the time uidgen last saved its state",
-						ticks_to_seconds(saved_at - wall)),
-				 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
-	}
+		clock_count_episode(s, "system clock is %.3f s behind the time uidgen last saved its state",
+							saved_at - wall);
 }
 
 /* Real time, for the drift bound. */
@@ -128,14 +133,7 @@ clock_observe(UidgenShared *s, uint64 logical)
 	else if (wall + CLOCK_STEP_TOLERANCE < real)
 	{
 		if (pg_atomic_exchange_u32(&s->ahead, 1) == 0)
-		{
-			pg_atomic_fetch_add_u64(&s->episodes, 1);
-			ereport(WARNING,
-					(errcode(ERRCODE_WARNING),
-					 errmsg("system clock went backwards by %.3f s",
-							ticks_to_seconds(real - wall)),
-					 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
-		}
+			clock_count_episode(s, "system clock went backwards by %.3f s", real - wall);
 	}
 	else
 		pg_atomic_write_u64(&s->ref_offset, wall - mono);
