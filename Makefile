@@ -17,7 +17,7 @@ OBJS = \
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = snowflake uuidv7
+REGRESS = setup snowflake uuidv7
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
