@@ -12,16 +12,20 @@ OBJS = \
 	src/keeper.o \
 	src/snowflake.o \
 	src/uuidv7.o \
-	src/status.o
+	src/status.o \
+	src/blocks.o \
+	src/allocator.o \
+	src/blockcache.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7
+REGRESS = setup snowflake uuidv7 blocks
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
-ISOLATION = snowflake_concurrent
+ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
+	blocks_repeatable_read blocks_exhaustion
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -I$(srcdir)/src

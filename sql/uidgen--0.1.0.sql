@@ -69,3 +69,198 @@ CREATE FUNCTION uidgen_status(
     OUT high_water_mark timestamptz)
     AS 'MODULE_PATHNAME', 'uidgen_status'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- Block sequences ----------------------------------------------------------
+
+-- One row per named sequence.  next_block_start is the next ID not handed
+-- out yet; only the allocator worker and the functions below write it, and
+-- never downwards.  The names fit a shared-memory slot (63 bytes).
+CREATE TABLE id_sequences (
+    name text PRIMARY KEY
+        CONSTRAINT id_sequences_name_check
+        CHECK (name <> '' AND octet_length(name) < 64),
+    next_block_start bigint NOT NULL,
+    block_size integer NOT NULL
+        CONSTRAINT id_sequences_block_size_check
+        CHECK (block_size BETWEEN 1 AND 1000000000),
+    max_value bigint NOT NULL,
+    exhausted boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+COMMENT ON TABLE id_sequences IS
+    'uidgen block sequences; change them with seq_create(), seq_alter(), seq_advance() and seq_drop()';
+
+-- pg_dump carries the rows, so a restored database goes on above them.
+SELECT pg_catalog.pg_extension_config_dump('id_sequences', '');
+
+-- Everyone may look; nobody but the owner may write, not even by accident.
+REVOKE ALL ON id_sequences FROM PUBLIC;
+GRANT SELECT ON id_sequences TO PUBLIC;
+
+-- A changed or dropped sequence must not be served from blocks that
+-- seq_next() cached before the change.
+CREATE FUNCTION id_sequences_invalidate() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'seq_invalidate_trigger'
+    LANGUAGE C;
+
+CREATE TRIGGER id_sequences_invalidate
+    AFTER UPDATE OR DELETE ON id_sequences
+    FOR EACH ROW EXECUTE FUNCTION id_sequences_invalidate();
+
+CREATE TRIGGER id_sequences_invalidate_all
+    AFTER TRUNCATE ON id_sequences
+    FOR EACH STATEMENT EXECUTE FUNCTION id_sequences_invalidate();
+
+-- The administrative functions run as the extension owner with a fixed
+-- search_path, so that roles granted EXECUTE on them need no privilege on
+-- the table and a hostile search_path cannot redirect them.  Only the owner
+-- (a superuser) may call them until it grants EXECUTE.
+CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
+                           block_size integer DEFAULT 1000,
+                           max_value bigint DEFAULT 9223372036854775807)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL THEN
+        RAISE EXCEPTION 'arguments of seq_create() must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'block sequence name must not be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF octet_length(name) > 63 THEN
+        RAISE EXCEPTION 'block sequence name "%" is too long', name
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = 'Names are limited to 63 bytes.';
+    END IF;
+    IF block_size < 1 OR block_size > 1000000000 THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF start > max_value OR start = 9223372036854775807 THEN
+        RAISE EXCEPTION 'start must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
+                                  start, max_value);
+    END IF;
+    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value)
+        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value);
+EXCEPTION
+    WHEN unique_violation THEN
+        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
+            USING ERRCODE = 'duplicate_object';
+END;
+$$;
+
+CREATE FUNCTION seq_drop(name text) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_drop.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+END;
+$$;
+
+-- Changes the block size and/or max_value (NULL: unchanged).  max_value
+-- cannot go below an ID already handed out; setting it clears exhausted.
+CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
+                          max_value bigint DEFAULT NULL)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'block sequence name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO cur FROM @extschema@.id_sequences AS s
+        WHERE s.name = seq_alter.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_alter.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF max_value IS NOT NULL AND max_value::numeric < cur.next_block_start::numeric - 1 THEN
+        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('IDs up to %s have been handed out.', cur.next_block_start - 1);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET block_size = coalesce(seq_alter.block_size, s.block_size),
+            max_value = coalesce(seq_alter.max_value, s.max_value),
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL
+        WHERE s.name = seq_alter.name;
+END;
+$$;
+
+-- Moves a sequence beyond "past" (IDs imported from elsewhere), never back.
+-- Returns next_block_start.
+CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+BEGIN
+    SELECT * INTO cur FROM @extschema@.id_sequences AS s
+        WHERE s.name = seq_advance.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_advance.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF past >= cur.max_value THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is %s and max_value is %s.', past, cur.max_value),
+                  HINT = 'Raise max_value with seq_alter() first.';
+    END IF;
+    IF past < cur.next_block_start THEN
+        RETURN cur.next_block_start;
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET next_block_start = seq_advance.past + 1
+        WHERE s.name = seq_advance.name;
+    RETURN past + 1;
+END;
+$$;
+
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION id_sequences_invalidate() FROM PUBLIC;
+
+-- Exactly n consecutive IDs (1 to 1000000000), or the row's block_size,
+-- reserved and committed by the allocator before they are returned: a
+-- rollback of the caller does not give them back.  PUBLIC may call them.
+-- VOLATILE and PARALLEL UNSAFE, like nextval().
+CREATE FUNCTION seq_reserve_block(name text, n bigint)
+    RETURNS TABLE (first_id bigint, last_id bigint)
+    AS 'MODULE_PATHNAME', 'seq_reserve_block'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1;
+
+CREATE FUNCTION seq_reserve_block(name text)
+    RETURNS TABLE (first_id bigint, last_id bigint)
+    AS 'MODULE_PATHNAME', 'seq_reserve_block'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1;
+
+-- One ID, from a block cached in shared memory for all backends.
+CREATE FUNCTION seq_next(name text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'seq_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

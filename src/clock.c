@@ -9,14 +9,20 @@
  * the ticks handed out are unique and strictly increasing server-wide,
  * whatever the wall clock does.
  *
- * "Real time" for the drift bound is monotonic time plus ref_offset.  The
- * offset follows the wall clock, except after the wall clock steps back
- * (an episode) or after a start-up above the wall clock: then the clock is
- * "ahead" and real time keeps running monotonically from where it was, so
- * a backwards step never turns the drift bound into an outage.  Once the
- * wall clock has caught up with the logical clock, the offset follows the
- * wall clock again.  The reference is sampled once per millisecond of the
- * logical clock and by the keeper worker, never on every call.
+ * "Real time" for the drift bound is monotonic time plus ref_offset, which
+ * follows the wall clock.  When the wall clock steps back (an episode, at
+ * run time or across a restart), the offset is held instead, so real time
+ * keeps running monotonically from where it was and a backwards step never
+ * turns the drift bound into an outage; once the wall clock has caught up
+ * with the logical clock, the offset follows the wall clock again.  The
+ * reference is sampled once per millisecond of the logical clock and by the
+ * keeper worker, never on every call.
+ *
+ * Outside episodes the logical clock is therefore never more than
+ * uidgen.max_clock_drift ahead of the wall clock: after a crash, when it
+ * resumes at the high-water mark, and after a promotion, when it jumps a
+ * drift ahead, callers wait until the wall clock is within the drift.  That
+ * bound is what makes the post-promotion jump sufficient.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -67,12 +73,12 @@ ticks_to_seconds(uint64 ticks)
 	return (double) ticks / UIDGEN_TICKS_PER_MS / 1000.0;
 }
 
-/* Let real time run on from "from", decoupled from the wall clock. */
+/* An episode: let real time run on from "from", decoupled from the wall clock. */
 static void
-clock_hold_ahead(UidgenShared *s, uint64 from)
+clock_hold_real_time(UidgenShared *s, uint64 from)
 {
 	pg_atomic_write_u64(&s->ref_offset, from - clock_read(CLOCK_MONOTONIC_COARSE));
-	pg_atomic_write_u32(&s->ahead, 1);
+	pg_atomic_write_u32(&s->stepped_back, 1);
 }
 
 /* Count a backwards step of the wall clock and warn about it, once. */
@@ -86,21 +92,25 @@ clock_count_episode(UidgenShared *s, const char *fmt, uint64 step)
 			 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
 }
 
-/* Start the clock above the saved high-water mark and the wall clock. */
+/*
+ * Start the clock above the saved high-water mark and the wall clock.  If
+ * the wall clock is behind the time the mark was saved, that is an episode
+ * and real time resumes from the saved time.
+ */
 void
 clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
 {
 	uint64		wall = clock_wall_ticks(false);
-	uint64		start = Max(wall, floor);
 
-	pg_atomic_init_u64(&s->clock_last, start);
+	pg_atomic_init_u64(&s->clock_last, Max(wall, floor));
 	pg_atomic_init_u64(&s->ref_offset, wall - clock_read(CLOCK_MONOTONIC_COARSE));
-	pg_atomic_init_u32(&s->ahead, 0);
-	if (start > wall)
-		clock_hold_ahead(s, start);
+	pg_atomic_init_u32(&s->stepped_back, 0);
 	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
+	{
+		clock_hold_real_time(s, saved_at);
 		clock_count_episode(s, "system clock is %.3f s behind the time uidgen last saved its state",
 							saved_at - wall);
+	}
 }
 
 /* Real time, for the drift bound. */
@@ -113,7 +123,7 @@ clock_real_ticks(UidgenShared *s)
 
 /*
  * Compare the wall clock with real time: detect a backwards step, or the
- * end of a period ahead.  "logical" is a tick just handed out.
+ * end of an episode.  "logical" is a tick just handed out.
  */
 void
 clock_observe(UidgenShared *s, uint64 logical)
@@ -122,17 +132,17 @@ clock_observe(UidgenShared *s, uint64 logical)
 	uint64		mono = clock_read(CLOCK_MONOTONIC_COARSE);
 	uint64		real = mono + pg_atomic_read_u64(&s->ref_offset);
 
-	if (pg_atomic_read_u32(&s->ahead))
+	if (pg_atomic_read_u32(&s->stepped_back))
 	{
-		if (wall >= logical)
+		if (wall + CLOCK_STEP_TOLERANCE >= logical)
 		{
 			pg_atomic_write_u64(&s->ref_offset, wall - mono);
-			pg_atomic_write_u32(&s->ahead, 0);
+			pg_atomic_write_u32(&s->stepped_back, 0);
 		}
 	}
 	else if (wall + CLOCK_STEP_TOLERANCE < real)
 	{
-		if (pg_atomic_exchange_u32(&s->ahead, 1) == 0)
+		if (pg_atomic_exchange_u32(&s->stepped_back, 1) == 0)
 			clock_count_episode(s, "system clock went backwards by %.3f s", real - wall);
 	}
 	else
@@ -160,11 +170,10 @@ clock_rebase(UidgenShared *s)
 		while (last < target &&
 			   !pg_atomic_compare_exchange_u64(&s->clock_last, &last, target))
 			;
-		clock_hold_ahead(s, Max(last, target));
 		pg_write_barrier();
 		s->rebase_pending = false;
 		ereport(LOG,
-				(errmsg("uidgen clock moved beyond uidgen.max_clock_drift (%d ms) ahead of the system clock after recovery",
+				(errmsg("uidgen clock moved uidgen.max_clock_drift (%d ms) ahead of the system clock after recovery",
 						uidgen_max_clock_drift),
 				 errdetail("IDs issued from now on are above any the original server could have issued.")));
 	}

@@ -18,6 +18,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
+#include "blocks.h"
 #include "clock.h"
 #include "shmem.h"
 #include "statefile.h"
@@ -52,6 +53,7 @@ shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shmem_size());
 	RequestNamedLWLockTranche(UIDGEN_TRANCHE, 1);
+	blocks_shmem_request();
 }
 
 /* shmem_startup_hook: create the struct and load the state file into it. */
@@ -89,6 +91,7 @@ shmem_startup(void)
 	}
 	uidgen_shared = s;
 	LWLockRelease(AddinShmemInitLock);
+	blocks_shmem_startup();
 }
 
 /* Install the shared memory hooks (from _PG_init, when preloaded). */

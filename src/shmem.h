@@ -9,7 +9,7 @@
  *	- hwm (the durable high-water mark) and hwm_refresh_at are written only
  *	  while holding lock, after the state file that holds the new mark has
  *	  been made durable; they are read without it.
- *	- ref_offset, ahead, episodes and waits are maintained atomically
+ *	- ref_offset, stepped_back, episodes and waits are maintained atomically
  *	  without a lock (see clock.c).
  *	- lock also protects recorded, problem and rebase_pending.
  *	- keeper_procno is written by the keeper worker alone.
@@ -52,7 +52,7 @@ typedef struct UidgenShared
 	pg_atomic_uint64 hwm;		/* durable: no tick above it was handed out */
 	pg_atomic_uint64 hwm_refresh_at;	/* wake the keeper past this tick */
 	pg_atomic_uint64 ref_offset;	/* real time minus monotonic time, ticks */
-	pg_atomic_uint32 ahead;		/* clock ahead of the wall clock on purpose */
+	pg_atomic_uint32 stepped_back;	/* in an episode: real time held */
 	pg_atomic_uint64 episodes;	/* wall clock steps backwards seen */
 	pg_atomic_uint64 waits;		/* calls that waited for real time */
 	int			keeper_procno;	/* keeper's PGPROC number, or -1 */

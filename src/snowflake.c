@@ -135,6 +135,14 @@ snowflake_next(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/* The layout in force; it is only defined when uidgen is preloaded. */
+static const UidgenSettings *
+layout_in_force(void)
+{
+	(void) shmem_get();
+	return &uidgen_settings;
+}
+
 /* The ID argument, refusing negative values. */
 static int64
 snowflake_arg(FunctionCallInfo fcinfo)
@@ -153,7 +161,7 @@ snowflake_arg(FunctionCallInfo fcinfo)
 Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
-	const UidgenSettings *l = &uidgen_settings;
+	const UidgenSettings *l = layout_in_force();
 	int64		ms = snowflake_arg(fcinfo) >> (l->worker_bits + l->sequence_bits);
 
 	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(l->epoch_ms + ms));
@@ -163,7 +171,7 @@ snowflake_timestamp(PG_FUNCTION_ARGS)
 Datum
 snowflake_worker(PG_FUNCTION_ARGS)
 {
-	const UidgenSettings *l = &uidgen_settings;
+	const UidgenSettings *l = layout_in_force();
 	int64		id = snowflake_arg(fcinfo);
 
 	PG_RETURN_INT32((int32) ((id >> l->sequence_bits) & ((INT64CONST(1) << l->worker_bits) - 1)));
@@ -173,7 +181,7 @@ snowflake_worker(PG_FUNCTION_ARGS)
 Datum
 snowflake_sequence(PG_FUNCTION_ARGS)
 {
-	const UidgenSettings *l = &uidgen_settings;
+	const UidgenSettings *l = layout_in_force();
 	int64		id = snowflake_arg(fcinfo);
 
 	PG_RETURN_INT32((int32) (id & ((INT64CONST(1) << l->sequence_bits) - 1)));
@@ -183,7 +191,7 @@ snowflake_sequence(PG_FUNCTION_ARGS)
 Datum
 snowflake_floor(PG_FUNCTION_ARGS)
 {
-	const UidgenSettings *l = &uidgen_settings;
+	const UidgenSettings *l = layout_in_force();
 	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
 	int64		id = -1;
 

@@ -9,7 +9,8 @@
  * mark is written a window ahead of the clock (durable write, fsync and
  * rename), normally by the keeper worker when the clock passes the middle
  * of the window; a backend writes it itself only if the clock reaches the
- * mark first.  All writes happen under UidgenShared->lock.
+ * mark first.  All writes happen under UidgenShared->lock, but for the last
+ * one: when the postmaster exits cleanly it saves the exact last tick.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -25,6 +26,7 @@
 #include "pgstat.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
+#include "storage/ipc.h"
 
 #include "clock.h"
 #include "keeper.h"
@@ -45,6 +47,8 @@ typedef struct StateFileData
 	UidgenSettings settings;	/* the settings IDs were issued under */
 	pg_crc32c	crc;			/* of everything above */
 } StateFileData;
+
+static void statefile_save_exact(int code, Datum arg);
 
 /* How far ahead of the clock the mark is written. */
 static uint64
@@ -127,6 +131,8 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->rebase_pending = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
 	*saved_at = 0;
+	if (!IsUnderPostmaster)
+		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
 	if (!statefile_read(s, &d))
 		return 0;
 	floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
@@ -136,12 +142,14 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	return floor;
 }
 
-/* Write the file durably with a new mark. */
-static void
-statefile_write(UidgenShared *s, uint64 hwm)
+/* Write the file durably with a new mark; false (after elevel) on failure. */
+static bool
+statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 {
 	StateFileData d;
 	int			fd;
+	bool		durable;
+	int			save_errno;
 
 	memset(&d, 0, sizeof(d));
 	d.magic = STATE_MAGIC;
@@ -153,29 +161,44 @@ statefile_write(UidgenShared *s, uint64 hwm)
 
 	fd = OpenTransientFile(STATE_TEMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
-		ereport(ERROR,
+	{
+		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", STATE_TEMP_FILE)));
+		return false;
+	}
 	errno = 0;
 	pgstat_report_wait_start(PG_WAIT_EXTENSION);
-	if (write(fd, &d, sizeof(d)) != sizeof(d))
+	durable = write(fd, &d, sizeof(d)) == sizeof(d);
+	if (!durable && errno == 0)
+		errno = ENOSPC;
+	durable = durable && pg_fsync(fd) == 0;
+	pgstat_report_wait_end();
+	save_errno = errno;
+	CloseTransientFile(fd);
+	if (!durable)
 	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(ERROR,
+		errno = save_errno;
+		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not write file \"%s\": %m", STATE_TEMP_FILE)));
+		return false;
 	}
-	if (pg_fsync(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", STATE_TEMP_FILE)));
-	pgstat_report_wait_end();
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", STATE_TEMP_FILE)));
-	durable_rename(STATE_TEMP_FILE, UIDGEN_STATE_FILE, ERROR);
+	return durable_rename(STATE_TEMP_FILE, UIDGEN_STATE_FILE, elevel) == 0;
+}
+
+/*
+ * Postmaster exit: every process is gone, so the exact last tick can replace
+ * the mark, and the next start resumes right above it instead of a window
+ * ahead.  Not after a crash, when shared memory cannot be trusted.
+ */
+static void
+statefile_save_exact(int code, Datum arg)
+{
+	UidgenShared *s = (UidgenShared *) DatumGetPointer(arg);
+
+	if (code == 0 && s->problem != UIDGEN_STATE_CORRUPT)
+		(void) statefile_write(s, pg_atomic_read_u64(&s->clock_last), LOG);
 }
 
 /*
@@ -191,7 +214,7 @@ statefile_advance(UidgenShared *s, uint64 tick)
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
 	{
-		statefile_write(s, tick + window);
+		(void) statefile_write(s, tick + window, ERROR);
 		pg_atomic_write_u64(&s->hwm, tick + window);
 		pg_atomic_write_u64(&s->hwm_refresh_at, tick + window / 2);
 	}

@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "blocks.h"
 #include "keeper.h"
 #include "shmem.h"
 #include "uidgen.h"
@@ -95,6 +96,45 @@ uidgen_drift_ticks(void)
 	return UIDGEN_MS_TO_TICKS(uidgen_max_clock_drift);
 }
 
+/*
+ * PostgreSQL only warns about an invalid value of a library's setting in
+ * postgresql.conf and falls back to the default.  For the settings that
+ * shape IDs that could repeat another server's IDs (a mistyped worker id
+ * becomes 0), so refuse to start instead.  "raw" is the configured text.
+ */
+static void
+check_configured(const char *name, const char *raw, int64 in_force)
+{
+	int			ival;
+	int64		value;
+	bool		parsed;
+
+	if (raw == NULL)
+		return;
+	if (strcmp(name, "uidgen.epoch") == 0)
+		parsed = parse_epoch(raw, &value) && value >= 0;
+	else
+	{
+		parsed = parse_int(raw, &ival, 0, NULL);
+		value = ival;
+	}
+	if (!parsed || value != in_force)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
+				 errdetail("uidgen does not start with a default in place of a setting that shapes IDs."),
+				 errhint("Correct the value in the configuration; the log above says why it was rejected.")));
+}
+
+/* The text a setting has in the configuration before it is defined, or NULL. */
+static char *
+configured(const char *name)
+{
+	const char *raw = GetConfigOption(name, true, false);
+
+	return raw ? pstrdup(raw) : NULL;
+}
+
 /* Refuse a layout that cannot hold a timestamp or the worker id. */
 static void
 check_layout(void)
@@ -119,7 +159,7 @@ check_layout(void)
 						 (1 << s->worker_bits) - 1)));
 }
 
-/* Define the uidgen.* settings and reserve the prefix. */
+/* Define the settings of the clock and the snowflake layout. */
 static void
 define_settings(void)
 {
@@ -153,19 +193,40 @@ define_settings(void)
 							&uidgen_max_clock_drift,
 							1000, 1, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	MarkGUCPrefixReserved("uidgen");
 }
 
-/* Module load: settings always; shared memory and worker only if preloaded. */
+/*
+ * Module load.  Without shared_preload_libraries there is nothing to set up:
+ * PostgreSQL refuses restart-only settings from a library loaded later, and
+ * every function then refuses to run (shmem_get()).
+ */
 void
 _PG_init(void)
 {
-	define_settings();
-	check_layout();
+	char	   *raw_worker_id;
+	char	   *raw_worker_bits;
+	char	   *raw_sequence_bits;
+	char	   *raw_epoch;
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
+	raw_worker_id = configured("uidgen.worker_id");
+	raw_worker_bits = configured("uidgen.worker_bits");
+	raw_sequence_bits = configured("uidgen.sequence_bits");
+	raw_epoch = configured("uidgen.epoch");
+
+	define_settings();
+	blocks_define_settings();
+	MarkGUCPrefixReserved("uidgen");
+
+	check_configured("uidgen.worker_id", raw_worker_id, uidgen_settings.worker_id);
+	check_configured("uidgen.worker_bits", raw_worker_bits, uidgen_settings.worker_bits);
+	check_configured("uidgen.sequence_bits", raw_sequence_bits, uidgen_settings.sequence_bits);
+	check_configured("uidgen.epoch", raw_epoch, uidgen_settings.epoch_ms);
+	check_layout();
+
 	shmem_install_hooks();
 	keeper_register();
+	blocks_register();
 }

@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * allocator.h
+ *	  The block allocator: one background worker per database reserves
+ *	  ranges of block sequences (id_sequences) for backends, in its own
+ *	  committed transactions, and hands them out through shared memory.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_ALLOCATOR_H
+#define UIDGEN_ALLOCATOR_H
+
+#include "storage/lwlock.h"
+
+/* Largest number of IDs one reservation may take (and largest block size). */
+#define ALLOC_MAX_IDS 1000000000
+/* The ID that is never issued, so that next_block_start can follow any. */
+#define ALLOC_ID_CEILING (PG_INT64_MAX - 1)
+#define ALLOC_MSG_LEN 160
+
+/* How a reservation ended. */
+typedef enum AllocOutcome
+{
+	ALLOC_OK,					/* first..last are reserved and committed */
+	ALLOC_UNKNOWN,				/* no such sequence */
+	ALLOC_EXHAUSTED,			/* past max_value; exhausted is now set */
+	ALLOC_LOCKED,				/* the row is locked by transaction "locker" */
+	ALLOC_FAILED				/* the allocator's transaction failed */
+} AllocOutcome;
+
+/* The answer to one reservation. */
+typedef struct AllocResult
+{
+	AllocOutcome outcome;
+	int64		first;
+	int64		last;
+	int64		requested;		/* n asked for (the block size if 0) */
+	int64		next_block_start;	/* for EXHAUSTED */
+	int64		max_value;		/* for EXHAUSTED */
+	TransactionId locker;		/* for LOCKED */
+	int			sqlerrcode;		/* for FAILED */
+	char		message[ALLOC_MSG_LEN]; /* for FAILED */
+} AllocResult;
+
+/* One reservation as the allocator works on it. */
+typedef struct AllocWork
+{
+	char		name[NAMEDATALEN];
+	int64		n;				/* 0: the row's block size */
+	bool		for_cache;		/* a seq_next() refill, not a backend */
+	int			index;			/* PGPROC number or cache entry */
+	uint64		ticket;			/* which request of that slot this is */
+	int			order;			/* arrival order within a round */
+	AllocResult result;
+} AllocWork;
+
+/* Settings (allocator.c) */
+extern int	uidgen_block_timeout;
+extern int	uidgen_block_databases;
+extern int	uidgen_allocator_idle_timeout;
+
+extern void allocator_define_settings(void);
+extern Size allocator_shmem_size(void);
+extern void allocator_shmem_init(LWLock *lock);
+extern void allocator_reserve(const char *name, int64 n, AllocResult *res);
+extern bool allocator_wake(Oid dbid, bool raise);
+extern bool allocator_token_alive(uint64 token);
+extern void allocator_request_exit(Oid dbid);
+extern void allocator_raise(const char *name, const AllocResult *res);
+extern void allocator_wait_locker(const char *name, TransactionId locker);
+extern PGDLLEXPORT void uidgen_allocator_main(Datum arg);
+
+#endif							/* UIDGEN_ALLOCATOR_H */

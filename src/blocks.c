@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * blocks.c
+ *	  Block sequences: seq_reserve_block(), seq_next(), the invalidation
+ *	  trigger on id_sequences, and the settings, shared memory and hooks of
+ *	  the allocator (allocator.c) and the seq_next() cache (blockcache.c).
+ *
+ * The administrative functions (seq_create() and friends) are SQL; see the
+ * install script.  The functions here never run SQL in the caller's
+ * session: reservations are made by the allocator, in its own transaction,
+ * so the caller's search_path, isolation level and open transaction do not
+ * matter to them.
+ *
+ * Locking: the shared state lives in allocator.c and blockcache.c, and
+ * their locks are described there; the LWLock tranche "uidgen blocks"
+ * holds both locks.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "allocator.h"
+#include "blockcache.h"
+#include "blocks.h"
+#include "shmem.h"
+
+#define BLOCKS_TRANCHE "uidgen blocks"
+
+PG_FUNCTION_INFO_V1(seq_reserve_block);
+PG_FUNCTION_INFO_V1(seq_next);
+PG_FUNCTION_INFO_V1(seq_invalidate_trigger);
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* Define the block sequence settings. */
+void
+blocks_define_settings(void)
+{
+	allocator_define_settings();
+	blockcache_define_settings();
+}
+
+/* shmem_request_hook part: the allocator's and the cache's memory. */
+void
+blocks_shmem_request(void)
+{
+	RequestAddinShmemSpace(add_size(allocator_shmem_size(), blockcache_shmem_size()));
+	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
+}
+
+/* shmem_startup_hook part: create or attach them. */
+void
+blocks_shmem_startup(void)
+{
+	LWLockPadded *locks;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	locks = GetNamedLWLockTranche(BLOCKS_TRANCHE);
+	allocator_shmem_init(&locks[0].lock);
+	blockcache_shmem_init(&locks[1].lock);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * object_access_hook: when a database is dropped, its allocator must leave
+ * it (DROP DATABASE waits a few seconds for that); when the extension is
+ * dropped, the database's cached blocks belong to a table that is gone.
+ */
+static void
+blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP)
+		return;
+	if (classId == DatabaseRelationId)
+	{
+		allocator_request_exit(objectId);
+		blockcache_invalidate(objectId, NULL);
+	}
+	else if (classId == ExtensionRelationId)
+	{
+		char	   *name = get_extension_name(objectId);
+
+		if (name != NULL && strcmp(name, "uidgen") == 0)
+			blockcache_invalidate(MyDatabaseId, NULL);
+	}
+}
+
+/* Install the hooks block sequences need (from _PG_init, when preloaded). */
+void
+blocks_register(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = blocks_object_access;
+}
+
+/* Refuse to reserve where a reservation cannot be made. */
+static void
+blocks_check_callable(const char *what)
+{
+	(void) shmem_get();
+	PreventCommandDuringRecovery(what);
+	PreventCommandIfReadOnly(what);
+}
+
+/* The sequence name argument. */
+static char *
+blocks_name_arg(FunctionCallInfo fcinfo)
+{
+	return text_to_cstring(PG_GETARG_TEXT_PP(0));
+}
+
+/* seq_reserve_block(name [, n]): n (or block_size) consecutive IDs. */
+Datum
+seq_reserve_block(PG_FUNCTION_ARGS)
+{
+	char	   *name = blocks_name_arg(fcinfo);
+	int64		n = PG_NARGS() > 1 ? PG_GETARG_INT64(1) : 0;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AllocResult res;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (PG_NARGS() > 1 && (n <= 0 || n > ALLOC_MAX_IDS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of IDs must be between 1 and %d", ALLOC_MAX_IDS),
+				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
+	blocks_check_callable("seq_reserve_block()");
+	if (strlen(name) >= NAMEDATALEN)
+		res.outcome = ALLOC_UNKNOWN;
+	else
+		allocator_reserve(name, n, &res);
+	if (res.outcome != ALLOC_OK)
+		allocator_raise(name, &res);
+
+	InitMaterializedSRF(fcinfo, 0);
+	values[0] = Int64GetDatum(res.first);
+	values[1] = Int64GetDatum(res.last);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* seq_next(name): one ID, from the block cached in shared memory. */
+Datum
+seq_next(PG_FUNCTION_ARGS)
+{
+	char	   *name = blocks_name_arg(fcinfo);
+
+	blocks_check_callable("seq_next()");
+	PG_RETURN_INT64(blockcache_next(name));
+}
+
+/* The value of column "name" of a row of id_sequences, or NULL. */
+static char *
+blocks_row_name(HeapTuple tuple, TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "name");
+
+	if (tuple == NULL || attno <= 0)
+		return NULL;
+	return SPI_getvalue(tuple, desc, attno);
+}
+
+/*
+ * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
+ * or dropped sequence must not be served from blocks cached before.  The
+ * allocator's own updates do not fire it (session_replication_role).
+ */
+Datum
+seq_invalidate_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	char	   *name;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "seq_invalidate_trigger: not called by the trigger manager");
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		blockcache_invalidate(MyDatabaseId, NULL);
+		return PointerGetDatum(NULL);
+	}
+	desc = RelationGetDescr(trigdata->tg_relation);
+	name = blocks_row_name(trigdata->tg_trigtuple, desc);
+	if (name != NULL)
+		blockcache_invalidate(MyDatabaseId, name);
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		name = blocks_row_name(trigdata->tg_newtuple, desc);
+		if (name != NULL)
+			blockcache_invalidate(MyDatabaseId, name);
+	}
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,249 @@
+# Helpers shared by uidgen's TAP tests (test/t/0NN_*.pl).
+#
+# Nodes with uidgen preloaded, a server clock shifted with libfaketime, and
+# psql clients running in the background whose output records every ID
+# they were handed.
+package UidgenTest;
+
+use strict;
+use warnings;
+use feature 'state';
+
+use Exporter 'import';
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes;
+
+our @EXPORT = qw(
+  uidgen_node uidgen_status faketime_available faketime_set start_faked
+  start_clients stop_clients client_lines client_errors psql_error count_in_log
+  max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
+);
+
+our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# A new node with uidgen preloaded and created in "postgres".  %conf holds
+# extra settings (name => value, written as name = 'value'); pass
+# start => 0 to leave it stopped (and the extension not created), and
+# init => { ... } to pass options to init (e.g. allows_streaming => 1).
+sub uidgen_node
+{
+	my ($name, %conf) = @_;
+	my $start = exists $conf{start} ? delete $conf{start} : 1;
+	my $init = delete $conf{init} // {};
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%$init);
+	my $text = "shared_preload_libraries = 'uidgen'\n";
+	$text .= "$_ = '$conf{$_}'\n" for sort keys %conf;
+	$node->append_conf('postgresql.conf', $text);
+	if ($start)
+	{
+		$node->start;
+		$node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
+	}
+	return $node;
+}
+
+# uidgen_status() as a hash of column => value.
+sub uidgen_status
+{
+	my ($node) = @_;
+	my @cols = qw(state worker_id timestamp_bits worker_bits sequence_bits
+	  epoch last_id clock_ahead ids_issued uuids_issued
+	  clock_backward_episodes waits high_water_mark);
+	my $row = $node->safe_psql('postgres',
+		"SELECT state, worker_id, timestamp_bits, worker_bits, sequence_bits, "
+		  . "epoch, last_id, extract(epoch FROM clock_ahead), ids_issued, "
+		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark "
+		  . "FROM uidgen_status()");
+	my @vals = split /\|/, $row, -1;
+	my %h;
+	@h{@cols} = @vals;
+	return \%h;
+}
+
+sub faketime_available
+{
+	return -f $FAKETIME_LIB;
+}
+
+# Write a libfaketime offset ("+0", "-1h", "-600s") into $file.
+sub faketime_set
+{
+	my ($file, $offset) = @_;
+	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	print $fh "$offset\n";
+	close $fh;
+	rename "$file.tmp", $file or die "could not rename $file.tmp: $!";
+	return;
+}
+
+# Start $node with its clock shifted by the offset in $file, re-read on
+# every clock read (FAKETIME_NO_CACHE), so that rewriting the file moves
+# the server's wall clock at run time.  Monotonic clocks stay real.  Only
+# the server gets libfaketime: the variables are removed again at once.
+sub start_faked
+{
+	my ($node, $file, %params) = @_;
+	local $ENV{LD_PRELOAD} = $FAKETIME_LIB;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	return $node->start(%params);
+}
+
+# Start background psql clients, one per element of @scripts (SQL text),
+# each printing its results unaligned into a file (not a pipe, which would
+# fill up and block the client).  Errors (a lost connection) are expected:
+# ON_ERROR_STOP is off.
+sub start_clients
+{
+	my ($node, @scripts) = @_;
+	my @clients;
+	state $n = 0;
+	for my $sql (@scripts)
+	{
+		my $base = $node->basedir . "/client_" . $n++;
+		append_to_file("$base.sql", $sql);
+		my $c = { out => "$base.out", err => "$base.err" };
+		$c->{h} = IPC::Run::start(
+			[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-f', "$base.sql" ],
+			'<', \undef, '>', $c->{out}, '2>', $c->{err});
+		push @clients, $c;
+	}
+	return \@clients;
+}
+
+# Wait for the clients to end (or kill them after $timeout seconds).
+sub stop_clients
+{
+	my ($clients, $timeout) = @_;
+	$timeout //= $PostgreSQL::Test::Utils::timeout_default;
+	for my $c (@$clients)
+	{
+		my $t = IPC::Run::timer($timeout);
+		eval { $c->{h}->finish($t); };
+		$c->{h}->kill_kill if $@;
+	}
+	return;
+}
+
+# Every output line of every client.
+sub client_lines
+{
+	my ($clients) = @_;
+	return map { split /\n/, slurp_file($_->{out}) } @$clients;
+}
+
+# Everything the clients wrote to stderr.
+sub client_errors
+{
+	my ($clients) = @_;
+	return join('', map { slurp_file($_->{err}) } @$clients);
+}
+
+# Run $sql expecting an error, with verbose messages (SQLSTATE shown);
+# return stderr, or (stderr, exit code, stdout) in list context.
+sub psql_error
+{
+	my ($node, $sql, %params) = @_;
+	my ($out, $err) = ('', '');
+	my $ret = $node->psql('postgres', $sql,
+		stdout => \$out, stderr => \$err,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ], %params);
+	return wantarray ? ($err, $ret, $out) : $err;
+}
+
+# How many times $re matches in the node's log from byte $offset on.
+sub count_in_log
+{
+	my ($node, $re, $offset) = @_;
+	my $log = slurp_file($node->logfile, $offset // 0);
+	my @m = $log =~ /$re/g;
+	return scalar @m;
+}
+
+# The largest of a list of snowflake IDs (decimal strings, < 2^63).
+sub max_snowflake
+{
+	my $max;
+	for (@_)
+	{
+		next unless defined $_ && /^\d+$/;
+		$max = $_ if !defined $max || $_ > $max;
+	}
+	return $max;
+}
+
+# The largest of a list of UUIDs (same textual format, so lexicographic).
+sub max_uuid
+{
+	my $max;
+	for (@_)
+	{
+		next unless defined $_ && /^[0-9a-f]{8}-[0-9a-f]{4}-/;
+		$max = $_ if !defined $max || $_ gt $max;
+	}
+	return $max;
+}
+
+# kill -9 the postmaster and wait until it is gone, so that the node can be
+# started again at once.
+sub kill9_and_wait
+{
+	my ($node) = @_;
+	my ($pid) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	$node->kill9;
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		return if !kill(0, $pid);
+		Time::HiRes::usleep(100_000);
+	}
+	die "postmaster $pid did not exit";
+}
+
+# The state file of a stopped node, decoded (see src/statefile.c):
+# hwm and saved_at in ticks of 2^-20 ms and in whole ms, and the settings.
+sub read_state_file
+{
+	my ($node) = @_;
+	my $raw = slurp_file($node->data_dir . '/uidgen.state');
+	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 56;
+	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
+		$sequence_bits, $epoch_ms, $crc) = unpack('L L Q Q l l l x4 q L', $raw);
+	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
+	return {
+		version => $version,
+		hwm => $hwm,
+		hwm_ms => $hwm >> 20,
+		saved_at => $saved_at,
+		saved_at_ms => $saved_at >> 20,
+		worker_id => $worker_id,
+		worker_bits => $worker_bits,
+		sequence_bits => $sequence_bits,
+		epoch_ms => $epoch_ms,
+	};
+}
+
+# Unix milliseconds of a snowflake ID under a layout (default: 2024 epoch,
+# 10 worker bits, 12 sequence bits).
+sub snowflake_ms
+{
+	my ($id, %l) = @_;
+	my $epoch_ms = $l{epoch_ms} // 1704067200000;
+	my $shift = ($l{worker_bits} // 10) + ($l{sequence_bits} // 12);
+	return $epoch_ms + ($id >> $shift);
+}
+
+# Unix milliseconds of a UUIDv7 (its first 48 bits).
+sub uuid_ms
+{
+	my ($u) = @_;
+	(my $hex = $u) =~ s/-//g;
+	no warnings 'portable';
+	return hex(substr($hex, 0, 12));
+}
+
+1;

@@ -1,0 +1,131 @@
+# Guarantee: the server refuses to start with settings that cannot produce
+# valid, unique snowflake IDs (layout wider than 22 bits, a worker id that
+# does not fit its bits, an out-of-range value, an epoch that is no
+# timestamp or is before 1970), naming the problem in the log; and a valid
+# custom layout and epoch produce IDs whose fields decode to exactly the
+# configured worker id, a sequence within its bits and the current time.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test';
+use UidgenTest;
+
+my $node = uidgen_node('invalid', start => 0);
+my $conf = slurp_file($node->data_dir . '/postgresql.conf');
+
+# Start with extra settings; true if the server came up.
+sub try_start
+{
+	my ($settings, $keep) = @_;
+	open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+	print $fh $conf, $settings;
+	close $fh;
+	my $offset = -s $node->logfile // 0;
+	my $up = $node->start(fail_ok => 1);
+	my $log = slurp_file($node->logfile, $offset);
+	$node->stop if $up && !$keep;
+	return ($up, $log);
+}
+
+my ($up, $log);
+
+($up, $log) = try_start("uidgen.worker_bits = 12\nuidgen.sequence_bits = 11\n");
+ok(!$up, 'worker_bits + sequence_bits = 23: server refuses to start');
+like($log,
+	qr/FATAL:\s+uidgen\.worker_bits \+ uidgen\.sequence_bits must not exceed 22/,
+	'log names the layout problem');
+
+($up, $log) = try_start("uidgen.worker_bits = 5\nuidgen.worker_id = 32\n");
+ok(!$up, 'worker_id 32 with 5 worker bits: server refuses to start');
+like($log, qr/FATAL:\s+uidgen\.worker_id 32 does not fit in 5 worker bits/,
+	'log names the worker id problem');
+
+($up, $log) = try_start("uidgen.worker_bits = 0\nuidgen.worker_id = 1\n");
+ok(!$up, 'worker_id 1 with 0 worker bits: server refuses to start');
+like($log, qr/FATAL:\s+uidgen\.worker_id 1 does not fit in 0 worker bits/,
+	'log names the worker id problem (0 bits)');
+
+# Values a check hook or range check rejects.
+# KNOWN BUG (reported): PostgreSQL 15 applies a preloaded library's
+# postgresql.conf values when the library defines its settings, with
+# elevel WARNING: a rejected value is logged as a WARNING and the server
+# starts with the built-in default (epoch 2024-01-01, worker_id 0, ...).
+# uidgen has to re-check the raw values itself (e.g. GetConfigOption of the
+# placeholder before defining, or compare after defining) and FATAL.
+my @rejected = (
+	[ "uidgen.epoch = 'not a timestamp'\n", qr/uidgen\.epoch/, 'unparsable epoch' ],
+	[ "uidgen.epoch = '1969-12-31 23:59:59+00'\n", qr/uidgen\.epoch/, 'epoch before 1970' ],
+	[ "uidgen.worker_bits = 23\n", qr/uidgen\.worker_bits/, 'worker_bits 23' ],
+	[ "uidgen.sequence_bits = 21\n", qr/uidgen\.sequence_bits/, 'sequence_bits 21' ],
+	[ "uidgen.worker_id = 4194304\n", qr/uidgen\.worker_id/, 'worker_id 2^22' ],
+	[ "uidgen.worker_id = -1\n", qr/uidgen\.worker_id/, 'worker_id -1' ]);
+for my $case (@rejected)
+{
+	my ($settings, $re, $name) = @$case;
+	($up, $log) = try_start($settings);
+  TODO:
+	{
+		local $TODO = 'known bug: rejected uidgen.* values only WARN and fall back to the default';
+		ok(!$up, "$name: server refuses to start");
+		like($log, qr/FATAL:.*$re/, "$name: FATAL names the setting");
+	}
+	like($log, qr/(WARNING|FATAL|LOG):.*$re/, "$name: the value is reported");
+}
+
+# Boundary: 22 layout bits are accepted.
+($up, $log) = try_start("uidgen.worker_bits = 2\nuidgen.sequence_bits = 20\nuidgen.worker_id = 3\n");
+ok($up, 'worker_bits 2 + sequence_bits 20 = 22: server starts');
+
+# A valid custom layout and epoch, in a fresh ID space: the servers above
+# recorded other settings in the state file (a later epoch is refused, see
+# 060_settings_change.pl).
+unlink($node->data_dir . '/uidgen.state');
+($up, $log) = try_start(
+	"uidgen.worker_bits = 5\nuidgen.sequence_bits = 8\nuidgen.worker_id = 31\n"
+	  . "uidgen.epoch = '2025-06-01 00:00:00+00'\n", 1);
+ok($up, 'custom layout: server starts');
+$node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
+my $st = uidgen_status($node);
+is( join(',', @$st{qw(state worker_id timestamp_bits worker_bits sequence_bits epoch)}),
+	'ok,31,50,5,8,2025-06-01 00:00:00+00',
+	'uidgen_status() shows the custom layout');
+
+# 3000 IDs: more than the 256 a millisecond holds, so the sequence wraps
+# into the next millisecond.  Decode by hand and with the decoders.
+$node->safe_psql('postgres', q{
+	CREATE TABLE ids AS
+	SELECT n, snowflake_next() AS id, clock_timestamp() AS t
+	FROM generate_series(1, 3000) n});
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE (id >> 8) & 31 <> 31),
+	       count(*) FILTER (WHERE snowflake_worker(id) <> 31),
+	       count(*) FILTER (WHERE snowflake_sequence(id) <> (id & 255)),
+	       count(*) FILTER (WHERE snowflake_timestamp(id) <>
+	           '2025-06-01 00:00:00+00'::timestamptz + (id >> 13) * interval '1 ms'),
+	       count(*) FILTER (WHERE id <= 0)
+	FROM ids}),
+	'0|0|0|0|0',
+	'every ID carries worker 31, and the decoders agree with the bit layout');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM ids) s
+	WHERE prev >= id}),
+	'0', 'IDs strictly increase in generation order');
+is( $node->safe_psql('postgres', q{
+	SELECT max(snowflake_sequence(id)) = 255 AND count(DISTINCT id >> 13) >= 12
+	FROM ids}),
+	't', 'the 8-bit sequence is used up to 255 and overflows into later milliseconds');
+# Timestamps: within the drift bound of the time of the call (this is the
+# first start with this state file, so the clock starts at the wall clock).
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM ids
+	WHERE snowflake_timestamp(id) < date_trunc('milliseconds', t) - interval '50 ms'
+	   OR snowflake_timestamp(id) > t + interval '1 s'}),
+	'0', 'decoded timestamps match the time of generation (within the drift bound)');
+is( $node->safe_psql('postgres',
+		q{SELECT snowflake_floor('2025-06-01 00:00:00.005+00') = (5::bigint << 13)}),
+	't', 'snowflake_floor uses the custom epoch and layout');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,178 @@
+# The allocator worker: callers recover when it is terminated (even while
+# they stream reservations), get a clear timeout error instead of hanging
+# when it is stuck, and recover after it is SIGKILLed (crash restart).  Also:
+# one allocator per database within uidgen.block_databases, idle allocators
+# exit, and the refusals on a standby (25006) and without preloading (55000).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use IPC::Run;
+
+my $node = PostgreSQL::Test::Cluster->new('blocks_allocator');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'uidgen'
+restart_after_crash = on
+uidgen.block_databases = 2
+uidgen.allocator_idle_timeout = 2s
+});
+$node->start;
+$node->safe_psql('postgres', q{
+    CREATE EXTENSION uidgen;
+    SELECT seq_create('a', block_size => 10);
+    SELECT seq_create('n', block_size => 5);
+    CREATE TABLE got (first_id bigint, last_id bigint);
+    CREATE TABLE pk (id bigint PRIMARY KEY);
+});
+
+sub allocator_pid
+{
+    my ($db) = @_;
+    return $node->safe_psql('postgres',
+        "SELECT pid FROM pg_stat_activity WHERE backend_type = 'uidgen allocator' AND datname = '$db'");
+}
+
+# 1. Terminated between calls: the next call starts a new one.
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('a')");
+my $pid1 = allocator_pid('postgres');
+like($pid1, qr/^\d+$/, 'an allocator serves the database');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)");
+is($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('a')"),
+    '11', 'a reservation after the allocator was terminated succeeds');
+my $pid2 = allocator_pid('postgres');
+isnt($pid2, $pid1, 'a new allocator was started');
+
+# 2. Terminated repeatedly while 4 clients stream reservations and seq_next()
+# into tables: no client sees an error, no ID is handed out twice.
+my ($pgb_out, $pgb_err) = ('', '');
+my $h = IPC::Run::start(
+    [ 'pgbench', '-n', '-c', '4', '-j', '4', '-T', '6', '-M', 'prepared',
+      '-f', write_script('102_reserve.sql', q{INSERT INTO got SELECT * FROM seq_reserve_block('a');}),
+      '-f', write_script('102_next.sql', q{INSERT INTO pk VALUES (seq_next('n'));}),
+      $node->connstr('postgres') ],
+    '>', \$pgb_out, '2>', \$pgb_err);
+my $kills = 0;
+for my $i (1 .. 8)
+{
+    usleep(500_000);
+    my $pid = allocator_pid('postgres');
+    next unless $pid =~ /^\d+$/;
+    $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+    $kills++;
+}
+my $ok = $h->finish;
+is($ok ? 0 : $h->result, 0, 'pgbench clients saw no error while the allocator was terminated');
+unlike($pgb_err, qr/ERROR|aborted/, 'no client error');
+cmp_ok($kills, '>=', 4, "allocator terminated $kills times under load");
+like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'clients made progress');
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM got a JOIN got b ON a.ctid < b.ctid
+        AND a.first_id <= b.last_id AND b.first_id <= a.last_id}),
+    '0', 'no reservation overlaps another');
+is($node->safe_psql('postgres',
+    "SELECT count(*) = count(DISTINCT id) FROM pk"), 't', 'seq_next() values unique');
+
+# 3. Stuck (SIGSTOP): a caller gets the timeout error, 55P03, not a hang.
+my $stuck = allocator_pid('postgres');
+$stuck = do { $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('a')"); allocator_pid('postgres') }
+  unless $stuck =~ /^\d+$/;
+kill 'STOP', $stuck;
+my $t0 = time();
+my ($ret, $out, $err) = $node->psql('postgres',
+    "SET uidgen.block_timeout = '1s'; \\set VERBOSITY verbose\nSELECT * FROM seq_reserve_block('a');");
+my $elapsed = time() - $t0;
+kill 'CONT', $stuck;
+isnt($ret, 0, 'a call to a stuck allocator fails');
+like($err, qr/55P03: timed out waiting for the uidgen allocator to reserve IDs from block sequence "a"/,
+    'with the timeout error');
+cmp_ok($elapsed, '<', 10, 'after about uidgen.block_timeout');
+like($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('a')"),
+    qr/^\d+$/, 'the allocator serves again once resumed');
+
+# 4. SIGKILL: crash restart; afterwards callers work and go on above.
+my $before = $node->safe_psql('postgres', 'SELECT max(last_id) FROM got');
+kill 'KILL', allocator_pid('postgres');
+$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'client backend'")
+  or die 'server did not restart';
+cmp_ok($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('a')"),
+    '>', $before, 'after a crash restart reservations go on above');
+cmp_ok($node->safe_psql('postgres', "SELECT seq_next('n')"),
+    '>', $node->safe_psql('postgres', 'SELECT max(id) FROM pk'),
+    'and seq_next() too');
+
+# 5. Database slots: two databases at a time, a third waits for an idle
+# allocator to exit (uidgen.allocator_idle_timeout).
+for my $db ('db1', 'db2', 'db3')
+{
+    $node->safe_psql('postgres', "CREATE DATABASE $db");
+    $node->safe_psql($db, "CREATE EXTENSION uidgen; SELECT seq_create('s');");
+}
+$node->safe_psql('db1', "SELECT * FROM seq_reserve_block('s')");
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('a')");
+($ret, $out, $err) = $node->psql('db2', "\\set VERBOSITY verbose\nSELECT * FROM seq_reserve_block('s')");
+like($err, qr/53400: too many databases are using block sequences/,
+    'a third database is refused while two allocators are busy');
+$node->poll_query_until('postgres',
+    "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'uidgen allocator'")
+  or die 'idle allocators did not exit';
+pass('idle allocators exit');
+is($node->safe_psql('db3', "SELECT first_id FROM seq_reserve_block('s')"), '1',
+    'a freed slot serves another database');
+# DROP DATABASE makes the database's allocator leave
+is($node->safe_psql('postgres', 'DROP DATABASE db3; SELECT 1'), '1',
+    'a database with an allocator can be dropped');
+
+# 6. On a hot standby: 25006.
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('blocks_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+($ret, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY verbose\nSELECT * FROM seq_reserve_block('a', 1)");
+like($err, qr/25006: cannot execute seq_reserve_block\(\) during recovery/,
+    'seq_reserve_block() on a standby: 25006');
+($ret, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY verbose\nSELECT seq_next('n')");
+like($err, qr/25006: cannot execute seq_next\(\) during recovery/, 'seq_next() on a standby: 25006');
+$standby->stop;
+
+# 7. Not preloaded: 55000 with a hint; the SQL functions still work.
+$node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
+$node->restart;
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT * FROM seq_reserve_block('a', 1)");
+# KNOWN BUG (reported, see 010_not_preloaded.pl): the snowflake settings are
+# PGC_POSTMASTER and defined even when the library is loaded after start-up,
+# which PostgreSQL 15 answers with FATAL.  Block sequences define their own
+# restart-only settings only while preloading.
+if ($err =~ /cannot create PGC_POSTMASTER variables after startup/)
+{
+  TODO:
+    {
+        local $TODO = 'known bug: loading uidgen without preloading is FATAL';
+        like($err, qr/55000: uidgen must be loaded via "shared_preload_libraries"/,
+            'seq_reserve_block() without preloading: 55000');
+    }
+}
+else
+{
+    like($err, qr/55000: uidgen must be loaded via "shared_preload_libraries"/,
+        'seq_reserve_block() without preloading: 55000');
+    ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT seq_next('a')");
+    like($err, qr/55000: uidgen must be loaded/, 'seq_next() without preloading: 55000');
+    is($node->safe_psql('postgres', "SELECT seq_advance('a', 1000000)"), '1000001',
+        'administration works without preloading');
+}
+$node->stop;
+done_testing();
+
+# Write a pgbench script into the test's directory; returns its path.
+sub write_script
+{
+    my ($name, $text) = @_;
+    my $path = "$PostgreSQL::Test::Utils::tmp_check/$name";
+    unlink $path;
+    PostgreSQL::Test::Utils::append_to_file($path, "$text\n");
+    return $path;
+}
