@@ -68,6 +68,7 @@ CONF
 
 # Stop the cluster in $1.
 stop_cluster() {
+    [ -f "$1/data/postmaster.pid" ] || return 0
     as_user "$PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null || true
 }
 

@@ -20,7 +20,9 @@ ORDER BY 1::text;
 
 -- The settings are registered under the reserved prefix.
 SELECT name, context, vartype, unit, min_val, max_val, boot_val
-FROM pg_settings WHERE name LIKE 'uidgen.%' AND name NOT LIKE 'uidgen.block%'
+FROM pg_settings
+WHERE name IN ('uidgen.epoch', 'uidgen.max_clock_drift', 'uidgen.sequence_bits',
+               'uidgen.worker_bits', 'uidgen.worker_id')
 ORDER BY name;
 SET uidgen.no_such_setting = 1;
 
