@@ -47,31 +47,35 @@ ok(!$up, 'worker_id 1 with 0 worker bits: server refuses to start');
 like($log, qr/FATAL:\s+uidgen\.worker_id 1 does not fit in 0 worker bits/,
 	'log names the worker id problem (0 bits)');
 
-# Values a check hook or range check rejects.
-# KNOWN BUG (reported): PostgreSQL 15 applies a preloaded library's
-# postgresql.conf values when the library defines its settings, with
-# elevel WARNING: a rejected value is logged as a WARNING and the server
-# starts with the built-in default (epoch 2024-01-01, worker_id 0, ...).
-# uidgen has to re-check the raw values itself (e.g. GetConfigOption of the
-# placeholder before defining, or compare after defining) and FATAL.
+# Values PostgreSQL itself rejects (range check, check hook, unparsable):
+# PostgreSQL only logs a WARNING saying why and would fall back to the
+# built-in default (worker id 0, epoch 2024-01-01, ...), which could repeat
+# another server's IDs; uidgen refuses to start instead, with a FATAL that
+# quotes the configured value, right after PostgreSQL's WARNING.
 my @rejected = (
-	[ "uidgen.epoch = 'not a timestamp'\n", qr/uidgen\.epoch/, 'unparsable epoch' ],
-	[ "uidgen.epoch = '1969-12-31 23:59:59+00'\n", qr/uidgen\.epoch/, 'epoch before 1970' ],
-	[ "uidgen.worker_bits = 23\n", qr/uidgen\.worker_bits/, 'worker_bits 23' ],
-	[ "uidgen.sequence_bits = 21\n", qr/uidgen\.sequence_bits/, 'sequence_bits 21' ],
-	[ "uidgen.worker_id = 4194304\n", qr/uidgen\.worker_id/, 'worker_id 2^22' ],
-	[ "uidgen.worker_id = -1\n", qr/uidgen\.worker_id/, 'worker_id -1' ]);
+	[ 'uidgen.epoch', 'not a timestamp', 'unparsable epoch' ],
+	[ 'uidgen.epoch', '1969-12-31 23:59:59+00', 'epoch before 1970' ],
+	[ 'uidgen.worker_bits', '23', 'worker_bits 23' ],
+	[ 'uidgen.worker_bits', 'ten', 'unparsable worker_bits' ],
+	[ 'uidgen.sequence_bits', '21', 'sequence_bits 21' ],
+	[ 'uidgen.sequence_bits', '-1', 'sequence_bits -1' ],
+	[ 'uidgen.worker_id', '4194304', 'worker_id 2^22' ],
+	[ 'uidgen.worker_id', '-1', 'worker_id -1' ],
+	[ 'uidgen.worker_id', '7x', 'unparsable worker_id' ]);
 for my $case (@rejected)
 {
-	my ($settings, $re, $name) = @$case;
-	($up, $log) = try_start($settings);
-  TODO:
-	{
-		local $TODO = 'known bug: rejected uidgen.* values only WARN and fall back to the default';
-		ok(!$up, "$name: server refuses to start");
-		like($log, qr/FATAL:.*$re/, "$name: FATAL names the setting");
-	}
-	like($log, qr/(WARNING|FATAL|LOG):.*$re/, "$name: the value is reported");
+	my ($param, $value, $name) = @$case;
+	($up, $log) = try_start("$param = '$value'\n");
+	ok(!$up, "$name: server refuses to start");
+	my $fatal_re = qr/FATAL:\s+invalid value for parameter "\Q$param\E": "\Q$value\E"/;
+	like($log, $fatal_re, "$name: FATAL names the setting and the value");
+	my $fatal_at = $log =~ $fatal_re ? $-[0] : -1;
+	my $warning_at = $log =~ /WARNING:\s+[^\n]*\Q$param\E/ ? $-[0] : -1;
+	ok($warning_at >= 0 && $warning_at < $fatal_at,
+		"$name: PostgreSQL's WARNING explaining why comes before the FATAL")
+	  or diag($log);
+	unlike($log, qr/database system is ready to accept connections/,
+		"$name: the server never accepted connections");
 }
 
 # Boundary: 22 layout bits are accepted.

@@ -4,6 +4,9 @@
 # the primary is gone, its first IDs are above every ID the old primary
 # could have issued, even when the old primary's clock ran ahead of the
 # wall clock by up to uidgen.max_clock_drift (the post-promotion jump).
+# That jump suffices because no server, promoted or restarted, ever issues
+# IDs more than uidgen.max_clock_drift ahead of its wall clock (outside a
+# backwards step of the wall clock): a promotion chain never repeats IDs.
 #
 # A 4-bit sequence (16 IDs per ms) and a 5 s drift bound make a burst on the
 # primary push its clock about 5 s ahead of the wall clock, far more than a
@@ -106,7 +109,7 @@ is($standby->safe_psql('postgres', "SELECT snowflake_worker($id)"),
 	'1', 'the promoted standby keeps worker id 1');
 is($jumped, 't', 'after promotion the first ID is max_clock_drift ahead of the wall clock');
 ok( $standby->log_contains(
-		'uidgen clock moved beyond uidgen.max_clock_drift \(5000 ms\) ahead of the system clock after recovery',
+		'uidgen clock moved uidgen.max_clock_drift \(5000 ms\) ahead of the system clock after recovery',
 		$log_offset),
 	'the jump is logged');
 is(uidgen_status($standby)->{state}, 'ok', 'promoted standby: state ok');
@@ -114,15 +117,19 @@ is( $standby->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT snowflake_next() AS id, n FROM generate_series(1, 5000) n) s
 	WHERE id <= } . $id),
 	'0', 'promoted standby: later IDs keep increasing');
+# The jump is not "held": the promoted server's IDs stay within the drift
+# bound of its wall clock (callers wait instead), even under a burst.
+my ($burst_id) = burst($standby, 20000);
+my $lead1 = $standby->safe_psql('postgres',
+	qq{SELECT extract(epoch FROM snowflake_timestamp($burst_id) - clock_timestamp())});
+cmp_ok($lead1, '<=', $drift_ms / 1000 + 0.01,
+	"promoted standby: after a burst, IDs are at most max_clock_drift ahead of the wall clock (${lead1}s)");
 
 ######## second failover, right after the first (promotion chain)
-# KNOWN BUG (reported): after the promotion jump the clock is "held ahead":
-# real time restarts from the jumped clock, so the drift bound lets IDs run
-# up to 2 x max_clock_drift ahead of the wall clock, but the next promotion
-# only jumps max_clock_drift ahead.  The same happens after every restart,
-# which resumes up to max(2 s, 2 x max_clock_drift) above the wall clock
-# (see the restart check below).  The promoted standby2 then issues IDs
-# below the ones its predecessor issued: duplicates with the same worker id.
+# The first promoted server, its clock pushed to the drift bound again,
+# fails over to standby2 (which streamed from it): standby2 jumps a drift
+# ahead of its own wall clock, so it must not repeat any of its
+# predecessor's IDs (same worker id).
 # The burst keeps its IDs in a table, which streams to standby2.
 $standby->safe_psql('postgres',
 	'CREATE TABLE burst AS SELECT snowflake_next() AS id FROM generate_series(1, 200000)');
@@ -134,31 +141,38 @@ $standby2->promote;
 $standby2->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
 my ($id2, $u2) = split /\|/,
   $standby2->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7()');
-TODO:
-{
-	local $TODO = 'known bug: a promoted (or restarted) server can run 2 x max_clock_drift ahead';
-	ok($id2 > $old2_id, 'second promotion: first snowflake ID above the previous primary\'s last')
-	  or diag("new $id2, old $old2_id");
-	ok($u2 gt $old2_u, 'second promotion: first UUIDv7 above the previous primary\'s last')
-	  or diag("new $u2, old $old2_u");
-	is( $standby2->safe_psql('postgres', q{
-		SELECT count(*) FROM burst
-		WHERE id IN (SELECT snowflake_next() FROM generate_series(1, 1000))}),
-		'0', 'second promotion: no new ID repeats one of the previous primary');
-}
+ok($id2 > $old2_id, 'second promotion: first snowflake ID above the previous primary\'s last')
+  or diag("new $id2, old $old2_id");
+ok($u2 gt $old2_u, 'second promotion: first UUIDv7 above the previous primary\'s last')
+  or diag("new $u2, old $old2_u");
+is( $standby2->safe_psql('postgres', q{
+	SELECT count(*) FROM burst
+	WHERE id IN (SELECT snowflake_next() FROM generate_series(1, 1000))}),
+	'0', 'second promotion: no new ID repeats one of the previous primary');
+is($standby2->safe_psql('postgres', 'SELECT count(*) FROM burst WHERE id >= ' . $id2),
+	'0', 'second promotion: the first ID is above the whole burst');
 
 ######## the drift bound after a restart
 # The post-promotion jump assumes no server ever issues IDs more than
 # max_clock_drift ahead of its wall clock.
+# A clean shutdown saves the exact last tick, so the restarted server goes
+# on right above its last ID instead of a state file window ahead.
+my ($last_id) = burst($standby2, 20000);
 $standby2->restart;
-my $lead = $standby2->safe_psql('postgres',
-	q{SELECT extract(epoch FROM snowflake_timestamp(snowflake_next()) - clock_timestamp())});
-TODO:
-{
-	local $TODO = 'known bug: after a restart IDs start up to max(2 s, 2 x max_clock_drift) ahead';
-	cmp_ok($lead, '<=', $drift_ms / 1000 + 0.01,
-		"after a restart, IDs are at most max_clock_drift ahead of the wall clock (${lead}s)");
-}
+my ($first_id, $lead, $wall_ms) = split /\|/, $standby2->safe_psql('postgres',
+	q{SELECT id, extract(epoch FROM snowflake_timestamp(id) - clock_timestamp()),
+	         (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+	  FROM (SELECT snowflake_next() AS id) s});
+ok($first_id > $last_id, 'after a clean restart, IDs go on above the last one')
+  or diag("new $first_id, old $last_id");
+cmp_ok($lead, '<=', $drift_ms / 1000 + 0.01,
+	"after a restart, IDs are at most max_clock_drift ahead of the wall clock (${lead}s)");
+# Right above: in the millisecond after the last ID's, or at the wall clock
+# if that has passed it meanwhile (a window ahead would be 5 to 10 s here).
+my $expect_ms = snowflake_ms($last_id, %layout) + 1;
+$expect_ms = $wall_ms if $wall_ms > $expect_ms;
+cmp_ok(snowflake_ms($first_id, %layout), '<=', $expect_ms + 50,
+	'after a clean restart, the first ID is right above the last (not a window ahead)');
 
 $standby2->stop;
 done_testing();
