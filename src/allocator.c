@@ -14,10 +14,12 @@
  *
  * The allocator takes every pending request of its database, with the
  * refills the seq_next() cache asked for (blockcache.c), and serves them in
- * one REPEATABLE READ transaction: per sequence one SELECT ... FOR UPDATE
- * SKIP LOCKED and one UPDATE of id_sequences, however many requests there
- * are.  It commits with a forced synchronous commit and only then hands
- * each requester its own sub-range, so a block is durable before anyone
+ * one REPEATABLE READ transaction: per sequence, however many requests
+ * there are, one UPDATE of id_sequences that locks the row with a SKIP
+ * LOCKED subquery, or, if that does not apply (row locked, missing or out
+ * of room), one SELECT ... FOR UPDATE SKIP LOCKED and one UPDATE.  It
+ * commits with a forced synchronous commit and only then hands each
+ * requester its own sub-range, so a block is durable before anyone
  * sees it: neither a caller's rollback nor a crash can hand it out twice.
  * A serialization failure retries the whole transaction.  A row locked by
  * another transaction is reported back with the locker's xid; the backend
@@ -463,15 +465,20 @@ alloc_timeout(const char *name)
 			 errhint("Look for \"uidgen allocator\" in the server log and in pg_stat_activity, and for sessions holding a lock on table id_sequences.")));
 }
 
+/* Milliseconds from now to a later time, rounded up; 0 if it has passed. */
+static long
+alloc_ms_until(TimestampTz when, TimestampTz now)
+{
+	if (now >= when)
+		return 0;
+	return (long) ((when - now + 999) / 1000);
+}
+
 /* Milliseconds left before a deadline. */
 static long
 alloc_ms_left(TimestampTz deadline)
 {
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (now >= deadline)
-		return 0;
-	return (long) ((deadline - now + 999) / 1000);
+	return alloc_ms_until(deadline, GetCurrentTimestamp());
 }
 
 /* Post one request and wait for its answer (any outcome). */
@@ -480,19 +487,18 @@ alloc_ask(const char *name, int64 n, AllocResult *res)
 {
 	AllocRequest *req = alloc_my_request();
 	uint64		ticket = alloc_post(req, name, n);
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   uidgen_block_timeout);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz deadline = TimestampTzPlusMilliseconds(now, uidgen_block_timeout);
 
 	PG_TRY();
 	{
-		TimestampTz next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-															 ALLOC_CHECK_MS);
+		TimestampTz next_check = TimestampTzPlusMilliseconds(now, ALLOC_CHECK_MS);
 		bool		check = false;
 
 		allocator_wake(MyDatabaseId, true);
 		while (!alloc_poll(req, ticket, res, check))
 		{
-			long		left = alloc_ms_left(deadline);
+			long		left = alloc_ms_until(deadline, now);
 
 			if (left <= 0)
 				alloc_timeout(name);
@@ -500,10 +506,10 @@ alloc_ask(const char *name, int64 n, AllocResult *res)
 							 Min(left, ALLOC_CHECK_MS), PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
-			check = GetCurrentTimestamp() >= next_check;
+			now = GetCurrentTimestamp();
+			check = now >= next_check;
 			if (check)
-				next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														 ALLOC_CHECK_MS);
+				next_check = TimestampTzPlusMilliseconds(now, ALLOC_CHECK_MS);
 		}
 	}
 	PG_CATCH();
@@ -786,9 +792,9 @@ alloc_prepare(void)
 	/* the whole batch in one statement, when it fits ($2 + $3 blocks) */
 	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
 									" SET next_block_start = t.next_block_start + ($2 + $3 * t.block_size)"
-									" FROM (SELECT ctid FROM %s WHERE name OPERATOR(pg_catalog.=) $1"
-									" FOR UPDATE SKIP LOCKED) AS c"
-									" WHERE t.ctid OPERATOR(pg_catalog.=) c.ctid AND NOT t.exhausted"
+									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
+									" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE SKIP LOCKED)"
+									" AND NOT t.exhausted"
 									" AND t.next_block_start::pg_catalog.numeric + ($2 + $3 * t.block_size)"
 									" <= LEAST(t.max_value, %lld)::pg_catalog.numeric + 1"
 									" RETURNING t.next_block_start - ($2 + $3 * t.block_size), t.block_size",

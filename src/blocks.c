@@ -155,7 +155,9 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	if (res.outcome != ALLOC_OK)
 		allocator_raise(name, &res);
 
-	InitMaterializedSRF(fcinfo, 0);
+	/* the executor has built the result type already: do not build it again */
+	InitMaterializedSRF(fcinfo,
+						rsinfo->expectedDesc != NULL ? MAT_SRF_USE_EXPECTED_DESC : 0);
 	values[0] = Int64GetDatum(res.first);
 	values[1] = Int64GetDatum(res.last);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
