@@ -24,6 +24,11 @@ SELECT count(DISTINCT snowflake_next()) AS distinct_ids FROM generate_series(1, 
 SELECT u AS uuid, uuidv7_timestamp(u) AS generated_at
 FROM (SELECT uuidv7() AS u FROM generate_series(1, 3)) AS g;
 
+\echo '== block sequences: a range of 1000 IDs, then single IDs from the shared cache'
+SELECT seq_create('invoices', block_size => 1000);
+SELECT * FROM seq_reserve_block('invoices', 1000);
+SELECT seq_next('invoices') AS next_1, seq_next('invoices') AS next_2;
+
 \echo '== generator status'
 \x on
 SELECT * FROM uidgen_status();
