@@ -83,12 +83,15 @@ clock_hold_real_time(UidgenShared *s, uint64 from)
 
 /* Count a backwards step of the wall clock and warn about it, once. */
 static void
-clock_count_episode(UidgenShared *s, const char *fmt, uint64 step)
+clock_count_episode(UidgenShared *s, uint64 step, bool at_start)
 {
 	pg_atomic_fetch_add_u64(&s->episodes, 1);
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
-			 errmsg_internal(fmt, ticks_to_seconds(step)),
+			 at_start ?
+			 errmsg("system clock is %.3f s behind the time uidgen last saved its state",
+					ticks_to_seconds(step)) :
+			 errmsg("system clock went backwards by %.3f s", ticks_to_seconds(step)),
 			 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
 }
 
@@ -108,8 +111,7 @@ clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
 	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
 	{
 		clock_hold_real_time(s, saved_at);
-		clock_count_episode(s, "system clock is %.3f s behind the time uidgen last saved its state",
-							saved_at - wall);
+		clock_count_episode(s, saved_at - wall, true);
 	}
 }
 
@@ -143,7 +145,7 @@ clock_observe(UidgenShared *s, uint64 logical)
 	else if (wall + CLOCK_STEP_TOLERANCE < real)
 	{
 		if (pg_atomic_exchange_u32(&s->stepped_back, 1) == 0)
-			clock_count_episode(s, "system clock went backwards by %.3f s", real - wall);
+			clock_count_episode(s, real - wall, false);
 	}
 	else
 		pg_atomic_write_u64(&s->ref_offset, wall - mono);
@@ -154,7 +156,7 @@ clock_observe(UidgenShared *s, uint64 logical)
  * tick the original server could have issued: its clock could run at most
  * uidgen.max_clock_drift ahead of real time.
  */
-static void
+void
 clock_rebase(UidgenShared *s)
 {
 	uint64		target;

@@ -5,7 +5,8 @@
  *
  * It sleeps on its latch and wakes when a generator passes the refresh
  * point of the high-water mark, or once a second, to write the next mark
- * (statefile.c) and to sample the wall clock (clock.c).  It needs no
+ * (statefile.c), to sample the wall clock and, once recovery has ended, to
+ * move the clock past what the original server could have issued (clock.c).  It needs no
  * database connection, so it runs on primaries and standbys alike.  If it
  * is down, generators write the mark themselves: nothing waits for it.
  *
@@ -84,6 +85,8 @@ uidgen_keeper_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		if (s->rebase_pending)
+			clock_rebase(s);
 		statefile_refresh(s);
 		clock_observe(s, pg_atomic_read_u64(&s->clock_last));
 

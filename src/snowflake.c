@@ -38,11 +38,19 @@ timestamp_bits(const UidgenSettings *l)
 	return 63 - l->worker_bits - l->sequence_bits;
 }
 
+/* The last millisecond since the epoch a layout can hold. */
+static inline int64
+last_ms(const UidgenSettings *l)
+{
+	return timestamp_bits(l) == 63 ? PG_INT64_MAX :
+		(INT64CONST(1) << timestamp_bits(l)) - 1;
+}
+
 /* The smallest ID of a millisecond since the epoch; -1 if out of range. */
 static int64
 snowflake_of_ms(const UidgenSettings *l, int64 ms)
 {
-	if (ms < 0 || ms >= (INT64CONST(1) << timestamp_bits(l)))
+	if (ms < 0 || ms > last_ms(l))
 		return -1;
 	return ms << (l->worker_bits + l->sequence_bits);
 }
@@ -51,12 +59,12 @@ snowflake_of_ms(const UidgenSettings *l, int64 ms)
 static int
 errdetail_range(const UidgenSettings *l)
 {
-	int64		last_ms = l->epoch_ms + (INT64CONST(1) << timestamp_bits(l)) - 1;
+	int64		last = l->epoch_ms + Min(last_ms(l), END_TIMESTAMP / 1000 - l->epoch_ms);
 
 	return errdetail("With uidgen.epoch = '%s' and %d timestamp bits, snowflake IDs cover instants up to %s.",
 					 timestamptz_to_str(unix_ms_to_timestamptz(l->epoch_ms)),
 					 timestamp_bits(l),
-					 timestamptz_to_str(unix_ms_to_timestamptz(last_ms)));
+					 timestamptz_to_str(unix_ms_to_timestamptz(last)));
 }
 
 /*
@@ -162,8 +170,15 @@ Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
 	const UidgenSettings *l = layout_in_force();
-	int64		ms = snowflake_arg(fcinfo) >> (l->worker_bits + l->sequence_bits);
+	int64		id = snowflake_arg(fcinfo);
+	int64		ms = id >> (l->worker_bits + l->sequence_bits);
 
+	/* narrow layouts reach past timestamptz's range (year 294276) */
+	if (ms > END_TIMESTAMP / 1000 - l->epoch_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp of snowflake ID " INT64_FORMAT " is out of range", id),
+				 errdetail_range(l)));
 	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(l->epoch_ms + ms));
 }
 

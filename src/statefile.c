@@ -34,7 +34,7 @@
 #include "statefile.h"
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
-#define STATE_VERSION	1
+#define STATE_VERSION	2
 #define STATE_TEMP_FILE UIDGEN_STATE_FILE ".tmp"
 
 /* The file's contents. */
@@ -45,6 +45,7 @@ typedef struct StateFileData
 	uint64		hwm;			/* no tick above this was handed out */
 	uint64		saved_at;		/* wall clock when written, ticks */
 	UidgenSettings settings;	/* the settings IDs were issued under */
+	bool		rebase_pending; /* recovery ended, clock not yet moved */
 	pg_crc32c	crc;			/* of everything above */
 } StateFileData;
 
@@ -137,6 +138,8 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 		return 0;
 	floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
 	*saved_at = d.saved_at;
+	/* promoted, then restarted before the clock moved: the signal file is gone */
+	s->rebase_pending |= d.rebase_pending;
 	pg_atomic_write_u64(&s->hwm, d.hwm);
 	statefile_check_settings(s, &d, floor);
 	return floor;
@@ -157,6 +160,7 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 	d.hwm = hwm;
 	d.saved_at = clock_wall_ticks(false);
 	d.settings = s->recorded;
+	d.rebase_pending = s->rebase_pending;
 	d.crc = statefile_crc(&d);
 
 	fd = OpenTransientFile(STATE_TEMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);

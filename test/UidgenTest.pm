@@ -205,14 +205,16 @@ sub kill9_and_wait
 }
 
 # The state file of a stopped node, decoded (see src/statefile.c):
-# hwm and saved_at in ticks of 2^-20 ms and in whole ms, and the settings.
+# hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings, and
+# whether the post-recovery clock jump is still to be made.
 sub read_state_file
 {
 	my ($node) = @_;
 	my $raw = slurp_file($node->data_dir . '/uidgen.state');
 	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 56;
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
-		$sequence_bits, $epoch_ms, $crc) = unpack('L L Q Q l l l x4 q L', $raw);
+		$sequence_bits, $epoch_ms, $rebase_pending, $crc) =
+	  unpack('L L Q Q l l l x4 q C x3 L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
 	return {
 		version => $version,
@@ -224,6 +226,7 @@ sub read_state_file
 		worker_bits => $worker_bits,
 		sequence_bits => $sequence_bits,
 		epoch_ms => $epoch_ms,
+		rebase_pending => $rebase_pending,
 	};
 }
 
