@@ -305,6 +305,7 @@ cache_wait(int *index, const char *name, int64 *id)
 		{
 			SpinLockRelease(&e->mutex);
 			*index = cache_find(name);
+			started = false;	/* failures are counted per entry */
 			continue;
 		}
 		if (cache_take(e, id, &kick))
