@@ -21,7 +21,7 @@ SELECT relacl FROM pg_class WHERE oid = 'id_sequences'::regclass;
 SELECT p.oid::regprocedure AS function, provolatile, proparallel, prosecdef,
        proconfig, proacl IS NOT NULL AND NOT has_function_privilege('public', p.oid, 'EXECUTE') AS restricted
   FROM pg_proc p
- WHERE proname IN ('seq_create', 'seq_drop', 'seq_alter', 'seq_advance',
+ WHERE proname IN ('seq_create', 'seq_drop', 'seq_alter', 'seq_advance', 'seq_lock_row',
                    'seq_reserve_block', 'seq_next')
  ORDER BY 1::text;
 

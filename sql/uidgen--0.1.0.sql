@@ -170,6 +170,25 @@ BEGIN
 END;
 $$;
 
+-- The row of a sequence, locked for update; 42704 if there is none.  Used
+-- by seq_alter() and seq_advance(), which run as the owner.
+CREATE FUNCTION seq_lock_row(name text) RETURNS id_sequences
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+BEGIN
+    SELECT * INTO cur FROM @extschema@.id_sequences AS s
+        WHERE s.name = seq_lock_row.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN cur;
+END;
+$$;
+
 -- Changes the block size and/or max_value (NULL: unchanged).  max_value
 -- cannot go below an ID already handed out; setting it clears exhausted.
 CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
@@ -185,12 +204,7 @@ BEGIN
         RAISE EXCEPTION 'block sequence name must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT * INTO cur FROM @extschema@.id_sequences AS s
-        WHERE s.name = seq_alter.name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'block sequence "%" does not exist', seq_alter.name
-            USING ERRCODE = 'undefined_object';
-    END IF;
+    cur := @extschema@.seq_lock_row(seq_alter.name);
     IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
         RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
             USING ERRCODE = 'invalid_parameter_value',
@@ -218,12 +232,7 @@ CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
 DECLARE
     cur @extschema@.id_sequences;
 BEGIN
-    SELECT * INTO cur FROM @extschema@.id_sequences AS s
-        WHERE s.name = seq_advance.name FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'block sequence "%" does not exist', seq_advance.name
-            USING ERRCODE = 'undefined_object';
-    END IF;
+    cur := @extschema@.seq_lock_row(seq_advance.name);
     IF past >= cur.max_value THEN
         RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
             USING ERRCODE = 'invalid_parameter_value',
@@ -244,6 +253,7 @@ REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_lock_row(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION id_sequences_invalidate() FROM PUBLIC;
 
 -- Exactly n consecutive IDs (1 to 1000000000), or the row's block_size,
