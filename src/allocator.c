@@ -42,7 +42,6 @@
 
 #include <limits.h>
 
-#include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -65,6 +64,7 @@
 
 #include "allocator.h"
 #include "blockcache.h"
+#include "shmem.h"
 
 /* How often a waiting backend checks that its allocator is alive. */
 #define ALLOC_CHECK_MS 1000
@@ -150,13 +150,6 @@ allocator_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 }
 
-/* Every process that can call a generator has a request slot. */
-static int
-alloc_nrequests(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-}
-
 /* Offset of the request array. */
 static Size
 alloc_requests_offset(void)
@@ -170,7 +163,7 @@ Size
 allocator_shmem_size(void)
 {
 	return add_size(alloc_requests_offset(),
-					mul_size(alloc_nrequests(), sizeof(AllocRequest)));
+					mul_size(shmem_nprocs(), sizeof(AllocRequest)));
 }
 
 /* The request slot array. */
@@ -192,7 +185,7 @@ allocator_shmem_init(LWLock *lock)
 	memset(alloc_shared, 0, allocator_shmem_size());
 	alloc_shared->lock = lock;
 	alloc_shared->nslots = uidgen_block_databases;
-	alloc_shared->nrequests = alloc_nrequests();
+	alloc_shared->nrequests = shmem_nprocs();
 	for (int i = 0; i < alloc_shared->nslots; i++)
 		alloc_shared->slots[i].procno = -1;
 }

@@ -30,8 +30,8 @@ UidgenShared *uidgen_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* Every process that can call a generator gets a counters slot. */
-static int
+/* Processes that can call uidgen functions: one slot each in shared arrays. */
+int
 shmem_nprocs(void)
 {
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;

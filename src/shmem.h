@@ -69,6 +69,7 @@ typedef struct UidgenShared
 extern UidgenShared *uidgen_shared;
 
 extern void shmem_install_hooks(void);
+extern int	shmem_nprocs(void);
 extern UidgenShared *shmem_get(void);
 extern UidgenProcCounters *shmem_my_counters(void);
 
