@@ -58,12 +58,14 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "allocator.h"
 #include "blockcache.h"
+#include "compat.h"
 #include "shmem.h"
 
 /* How often a waiting backend checks that its allocator is alive. */
@@ -116,6 +118,10 @@ int			uidgen_block_databases = 4;
 int			uidgen_allocator_idle_timeout = 60;
 
 static AllocShared *alloc_shared = NULL;
+
+/* Wait events of a requester and of an idle allocator (compat.h). */
+static uint32 we_request = 0;
+static uint32 we_idle = 0;
 
 /* The allocator's own state (in the worker process only). */
 static int	my_slot = -1;
@@ -383,7 +389,7 @@ allocator_request_exit(Oid dbid)
 static inline AllocRequest *
 alloc_my_request(void)
 {
-	return &alloc_requests()[MyProc->pgprocno];
+	return &alloc_requests()[UIDGEN_MY_PROCNO];
 }
 
 /* Post a request; returns its ticket. */
@@ -496,7 +502,8 @@ alloc_ask(const char *name, int64 n, AllocResult *res)
 			if (left <= 0)
 				alloc_timeout(name);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 Min(left, ALLOC_CHECK_MS), PG_WAIT_EXTENSION);
+							 Min(left, ALLOC_CHECK_MS),
+							 uidgen_wait_event(&we_request, "UidgenBlockRequest"));
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 			now = GetCurrentTimestamp();
@@ -530,7 +537,7 @@ allocator_wait_locker(const char *name, TransactionId locker)
 		XactLockTableWait(locker, NULL, NULL, XLTW_None);
 	/* the lock may be gone already: do not spin on the allocator */
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 1, PG_WAIT_EXTENSION);
+					 1, uidgen_wait_event(&we_request, "UidgenBlockRequest"));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }
@@ -622,7 +629,7 @@ alloc_attach(int slot, uint32 generation)
 	LWLockAcquire(alloc_shared->lock, LW_EXCLUSIVE);
 	if (s->generation == generation && s->procno < 0 && s->launching)
 	{
-		s->procno = MyProc->pgprocno;
+		s->procno = UIDGEN_MY_PROCNO;
 		s->launching = false;
 		dbid = s->dbid;
 	}
@@ -1129,7 +1136,7 @@ alloc_loop(Oid dbid)
 		if (alloc_idle_expired(idle_since, &nap) && alloc_retire(dbid))
 			return;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 nap, PG_WAIT_EXTENSION);
+						 nap, uidgen_wait_event(&we_idle, "UidgenAllocatorMain"));
 	}
 }
 

@@ -42,6 +42,7 @@
 #include "utils/timestamp.h"
 
 #include "blockcache.h"
+#include "compat.h"
 
 #define CACHE_CHECK_MS 1000
 
@@ -90,6 +91,9 @@ int			uidgen_block_cache_entries = 128;
 
 static CacheShared *cache_shared = NULL;
 static HTAB *cache_hints = NULL;
+
+/* Wait event of a backend waiting for a refill (compat.h). */
+static uint32 we_refill = 0;
 
 /* Define uidgen.block_cache_entries. */
 void
@@ -347,7 +351,7 @@ cache_wait(int *index, const char *name, int64 *id)
 		if (left <= 0)
 			cache_timeout(name);
 		(void) ConditionVariableTimedSleep(&e->cv, Min(left, CACHE_CHECK_MS),
-										   PG_WAIT_EXTENSION);
+										   uidgen_wait_event(&we_refill, "UidgenBlockRefill"));
 		/* a live allocator may have been asked before and died since */
 		(void) allocator_wake(MyDatabaseId, true);
 	}

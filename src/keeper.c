@@ -26,10 +26,14 @@
 #include "utils/guc.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "keeper.h"
 #include "statefile.h"
 
 #define KEEPER_NAP_MS 1000
+
+/* Wait event of the keeper between rounds (compat.h). */
+static uint32 we_nap = 0;
 
 /* Register the keeper (from _PG_init, when preloaded). */
 void
@@ -75,7 +79,7 @@ uidgen_keeper_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	s->keeper_procno = MyProc->pgprocno;
+	s->keeper_procno = UIDGEN_MY_PROCNO;
 	on_shmem_exit(keeper_detach, 0);
 
 	while (!ShutdownRequestPending)
@@ -92,7 +96,8 @@ uidgen_keeper_main(Datum arg)
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 KEEPER_NAP_MS, PG_WAIT_EXTENSION);
+						 KEEPER_NAP_MS,
+						 uidgen_wait_event(&we_nap, "UidgenKeeperMain"));
 		ResetLatch(MyLatch);
 	}
 	proc_exit(0);

@@ -20,6 +20,7 @@
 
 #include "blocks.h"
 #include "clock.h"
+#include "compat.h"
 #include "shmem.h"
 #include "statefile.h"
 
@@ -122,5 +123,5 @@ shmem_get(void)
 UidgenProcCounters *
 shmem_my_counters(void)
 {
-	return &uidgen_shared->procs[MyProc->pgprocno];
+	return &uidgen_shared->procs[UIDGEN_MY_PROCNO];
 }

@@ -29,6 +29,7 @@
 #include "storage/ipc.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "keeper.h"
 #include "snowflake.h"
 #include "statefile.h"
@@ -50,6 +51,9 @@ typedef struct StateFileData
 } StateFileData;
 
 static void statefile_save_exact(int code, Datum arg);
+
+/* Wait event while the state file is written and synced (compat.h). */
+static uint32 we_sync = 0;
 
 /* How far ahead of the clock the mark is written. */
 static uint64
@@ -172,7 +176,7 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 		return false;
 	}
 	errno = 0;
-	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	pgstat_report_wait_start(uidgen_wait_event(&we_sync, "UidgenStateFileSync"));
 	durable = write(fd, &d, sizeof(d)) == sizeof(d);
 	if (!durable && errno == 0)
 		errno = ENOSPC;

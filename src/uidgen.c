@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "blocks.h"
+#include "compat.h"
 #include "keeper.h"
 #include "shmem.h"
 #include "uidgen.h"
@@ -51,7 +52,7 @@ parse_epoch(const char *str, int64 *epoch_ms)
 
 	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0 ||
-		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
+		UIDGEN_DECODE_DATETIME(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
 		dtype != DTK_DATE ||
 		tm2timestamp(&tm, fsec, &tz, &ts) != 0)
 		return false;
@@ -75,7 +76,7 @@ check_epoch(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("The epoch must not be before 1970-01-01 00:00:00+00.");
 		return false;
 	}
-	*extra = malloc(sizeof(int64));
+	*extra = UIDGEN_GUC_MALLOC(sizeof(int64));
 	if (*extra == NULL)
 		return false;
 	*(int64 *) *extra = ms;
