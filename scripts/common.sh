@@ -6,13 +6,18 @@
 set -euo pipefail
 
 UIDGEN_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_MAJOR=15
-PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=$PG_BIN/pg_config
+# The PostgreSQL major to build and test against: Debian's packages of it,
+# or, with UIDGEN_PG_CONFIG, a PostgreSQL installed some other way (then only
+# the build and test tools are installed from Debian's archive).
+PG_MAJOR=${UIDGEN_PG_MAJOR:-15}
+PG_CONFIG=${UIDGEN_PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
+PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
-PACKAGES=(make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR
-          postgresql-contrib libipc-run-perl faketime libfaketime rsync)
+TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync)
+PACKAGES=("${TOOL_PACKAGES[@]}")
+[ -n "${UIDGEN_PG_CONFIG:-}" ] ||
+    PACKAGES+=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
 
 # Install the Debian packages that are missing (needs root).
 install_packages() {

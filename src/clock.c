@@ -124,6 +124,17 @@ clock_real_ticks(UidgenShared *s)
 }
 
 /*
+ * The time the state file records as its save time: real time, which an
+ * episode holds above a stepped-back wall clock, so that a restart during
+ * the episode still sees it (and does not wait for the wall clock).
+ */
+uint64
+clock_save_time(UidgenShared *s)
+{
+	return Max(clock_wall_ticks(false), clock_real_ticks(s));
+}
+
+/*
  * Compare the wall clock with real time: detect a backwards step, or the
  * end of an episode.  "logical" is a tick just handed out.
  */

@@ -14,6 +14,7 @@
 
 extern void clock_init(UidgenShared *s, uint64 floor, uint64 saved_at);
 extern uint64 clock_wall_ticks(bool precise);
+extern uint64 clock_save_time(UidgenShared *s);
 extern uint64 clock_next(UidgenShared *s, uint64 granule, bool precise);
 extern void clock_observe(UidgenShared *s, uint64 logical);
 extern void clock_rebase(UidgenShared *s);

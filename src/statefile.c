@@ -44,7 +44,7 @@ typedef struct StateFileData
 	uint32		magic;
 	uint32		version;
 	uint64		hwm;			/* no tick above this was handed out */
-	uint64		saved_at;		/* wall clock when written, ticks */
+	uint64		saved_at;		/* real time when written (clock_save_time) */
 	UidgenSettings settings;	/* the settings IDs were issued under */
 	bool		rebase_pending; /* recovery ended, clock not yet moved */
 	pg_crc32c	crc;			/* of everything above */
@@ -162,7 +162,7 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 	d.magic = STATE_MAGIC;
 	d.version = STATE_VERSION;
 	d.hwm = hwm;
-	d.saved_at = clock_wall_ticks(false);
+	d.saved_at = clock_save_time(s);
 	d.settings = s->recorded;
 	d.rebase_pending = s->rebase_pending;
 	d.crc = statefile_crc(&d);

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Run the whole test suite (scripts/test.sh) on every PostgreSQL major that
+# Debian's archive carries: 15 on this Debian 12 host, 17 in a Debian trixie
+# root, 18 and 19 (experimental) in a Debian sid root.  The roots are built
+# with debootstrap on first use and kept in $UIDGEN_ROOTS (default
+# /var/cache/uidgen/roots), so later runs reuse them.  A failure on any
+# major fails the run.  Run as root: ./scripts/matrix.sh [major ...]
+source "$(dirname "$0")/common.sh"
+
+ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
+MIRROR=${UIDGEN_MIRROR:-http://deb.debian.org/debian}
+MAJORS=("$@")
+[ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
+# Bump when a root's recipe changes, so cached roots are rebuilt.
+ROOT_RECIPE=1
+
+# The Debian suite whose root holds a major ("host" for this machine).
+suite_of() {
+    case $1 in
+        15) echo host ;;
+        17) echo trixie ;;
+        18|19) echo sid ;;
+        *) echo "no Debian suite carries PostgreSQL $1" >&2; return 1 ;;
+    esac
+}
+
+# The majors a suite's root is built with.
+majors_of() {
+    case $1 in
+        trixie) echo 17 ;;
+        sid) echo 18 19 ;;
+    esac
+}
+
+# Mount what PostgreSQL needs inside root $1.
+mount_root() {
+    mountpoint -q "$1/proc" || mount -t proc proc "$1/proc"
+    mountpoint -q "$1/dev" || mount --bind /dev "$1/dev"
+    mountpoint -q "$1/dev/shm" || mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
+}
+
+# Unmount everything mounted below directory $1 (deepest first).
+unmount_below() {
+    local m
+    [ -d "$1" ] || return 0
+    findmnt -rn -o TARGET | grep -F "$(realpath "$1")/" | sort -r | while read -r m; do
+        umount "$m" 2>/dev/null || umount -l "$m"
+    done
+}
+
+# Build the root for suite $1 in $ROOTS/$1, unless a complete one is there.
+ensure_root() {
+    local suite=$1 root=$ROOTS/$1 tmp=$ROOTS/$1.new stamp majors pkgs=()
+    majors=$(majors_of "$suite")
+    stamp="recipe $ROOT_RECIPE; majors $majors"
+    if [ "$(cat "$root/.uidgen-root" 2>/dev/null)" = "$stamp" ]; then
+        return 0
+    fi
+    echo "== building the Debian $suite root for PostgreSQL $majors (cached in $root)"
+    unmount_below "$tmp"
+    rm -rf "$tmp"
+    mkdir -p "$ROOTS"
+    debootstrap --variant=minbase "$suite" "$tmp" "$MIRROR" >"$ROOTS/$suite.log" 2>&1 || {
+        tail -n 20 "$ROOTS/$suite.log"
+        return 1
+    }
+    # sid and experimental Release files can be past their Valid-Until date.
+    echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99uidgen"
+    # Packages must not start services inside the root.
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod +x "$tmp/usr/sbin/policy-rc.d"
+    if [ "$suite" = sid ]; then
+        echo "deb $MIRROR experimental main" >"$tmp/etc/apt/sources.list.d/experimental.list"
+        # PostgreSQL 19 is only in experimental; take it and its libpq from there.
+        cat >"$tmp/etc/apt/preferences.d/postgresql-19" <<'PIN'
+Package: postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq-dev libpq5
+Pin: release a=experimental
+Pin-Priority: 500
+PIN
+    fi
+    mkdir -p "$tmp/etc/postgresql-common"
+    echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.conf"
+    cp /etc/resolv.conf "$tmp/etc/resolv.conf"
+    for m in $majors; do
+        pkgs+=("postgresql-$m" "postgresql-server-dev-$m")
+    done
+    mount_root "$tmp"
+    chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+               -o Dpkg::Options::=--force-confold ${TOOL_PACKAGES[*]} ${pkgs[*]}" \
+        >>"$ROOTS/$suite.log" 2>&1 || {
+        tail -n 20 "$ROOTS/$suite.log"
+        unmount_below "$tmp"
+        return 1
+    }
+    unmount_below "$tmp"
+    echo "$stamp" >"$tmp/.uidgen-root"
+    unmount_below "$root"
+    rm -rf "$root"
+    mv "$tmp" "$root"
+}
+
+# Run the suite for major $1 inside the root of suite $2.
+test_in_root() {
+    local major=$1 root=$ROOTS/$2
+    mount_root "$root"
+    rm -rf "$root/tmp/uidgen"
+    rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
+        --exclude tmp_check --exclude results "$UIDGEN_SRC/" "$root/tmp/uidgen/"
+    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        HOME=/root UIDGEN_PG_MAJOR="$major" /tmp/uidgen/scripts/test.sh
+}
+
+require_root
+trap 'unmount_below "$ROOTS"' EXIT
+trap 'exit 130' INT TERM
+command -v debootstrap >/dev/null || {
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+}
+
+declare -A result
+failed=0
+for major in "${MAJORS[@]}"; do
+    suite=$(suite_of "$major")
+    start=$SECONDS
+    echo "=================== PostgreSQL $major ($suite)"
+    if [ "$suite" = host ]; then
+        UIDGEN_PG_MAJOR=$major "$UIDGEN_SRC/scripts/test.sh" && rc=0 || rc=$?
+    else
+        { ensure_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
+        unmount_below "$ROOTS/$suite"
+    fi
+    [ "$rc" -eq 0 ] && result[$major]=passed || { result[$major]=FAILED; failed=1; }
+    result[$major]+=" in $((SECONDS - start)) s"
+done
+
+echo "=================== matrix"
+for major in "${MAJORS[@]}"; do
+    echo "PostgreSQL $major: ${result[$major]}"
+done
+exit $failed
