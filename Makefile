@@ -1,7 +1,7 @@
 # uidgen: unique ID generators for PostgreSQL (PGXS build)
 
 EXTENSION = uidgen
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = uidgen
 OBJS = \
@@ -15,12 +15,17 @@ OBJS = \
 	src/status.o \
 	src/blocks.o \
 	src/allocator.o \
-	src/blockcache.o
+	src/blockcache.o \
+	src/upgrade.o
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+# Install scripts (pgvector's pattern): the current version's, every
+# update script, and 0.1.0's, which test/t/120_extension_update.pl installs
+# and updates.
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql \
+	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 blocks
+REGRESS = setup snowflake uuidv7 uuidv7_core blocks
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)

@@ -32,12 +32,14 @@ install_packages() {
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Build and install the extension into PostgreSQL's directories (needs root).
+# Build and install the extension into the directories of the PostgreSQL
+# whose pg_config is $1 (default: the one under test); needs root.
 build_and_install() {
-    echo "== building uidgen"
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG" clean
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG"
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$PG_CONFIG" install
+    local pg_config=${1:-$PG_CONFIG}
+    echo "== building uidgen for $("$pg_config" --version)"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" clean
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" install
 }
 
 # Run a command as the unprivileged account, in the current directory.

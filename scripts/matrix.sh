@@ -107,8 +107,12 @@ test_in_root() {
     rm -rf "$root/tmp/uidgen"
     rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
         --exclude tmp_check --exclude results "$UIDGEN_SRC/" "$root/tmp/uidgen/"
+    # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
+    local from=
+    [ "$major" = 19 ] && from=/usr/lib/postgresql/18
     chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        HOME=/root UIDGEN_PG_MAJOR="$major" /tmp/uidgen/scripts/test.sh
+        HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
+        /tmp/uidgen/scripts/test.sh
 }
 
 require_root

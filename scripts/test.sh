@@ -4,10 +4,15 @@
 # throwaway cluster with uidgen preloaded, then the TAP tests (make
 # tapcheck), all as the unprivileged "postgres" account.  Exits non-zero on
 # any failure.  Run as root: ./scripts/test.sh
+# UIDGEN_PG_MAJOR picks another of Debian's PostgreSQL majors (default 15),
+# UIDGEN_PG_CONFIG a PostgreSQL installed some other way (scripts/common.sh).
 source "$(dirname "$0")/common.sh"
 
 require_root
 install_packages
+# The pg_upgrade test (test/t/110_pg_upgrade.pl) upgrades from the older
+# major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
+[ -z "${UIDGEN_UPGRADE_FROM:-}" ] || build_and_install "$UIDGEN_UPGRADE_FROM/bin/pg_config"
 build_and_install
 
 work=$(make_workdir)

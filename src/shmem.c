@@ -111,6 +111,10 @@ shmem_install_hooks(void)
 UidgenShared *
 shmem_get(void)
 {
+	if (unlikely(uidgen_shared == NULL && IsBinaryUpgrade))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen does not generate IDs in binary-upgrade mode")));
 	if (unlikely(uidgen_shared == NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

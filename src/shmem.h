@@ -32,7 +32,8 @@ typedef enum UidgenStateProblem
 {
 	UIDGEN_STATE_OK,
 	UIDGEN_STATE_CORRUPT,		/* no generator can run */
-	UIDGEN_STATE_SETTINGS_CHANGED	/* snowflake_next() cannot run */
+	UIDGEN_STATE_SETTINGS_CHANGED,	/* snowflake_next() cannot run */
+	UIDGEN_STATE_UPGRADE_UNKNOWN	/* pg_upgrade without a mark: none can */
 } UidgenStateProblem;
 
 /* Per-process counters: written by their owner only, summed by status. */

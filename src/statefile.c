@@ -36,19 +36,6 @@
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
 #define STATE_VERSION	2
-#define STATE_TEMP_FILE UIDGEN_STATE_FILE ".tmp"
-
-/* The file's contents. */
-typedef struct StateFileData
-{
-	uint32		magic;
-	uint32		version;
-	uint64		hwm;			/* no tick above this was handed out */
-	uint64		saved_at;		/* real time when written (clock_save_time) */
-	UidgenSettings settings;	/* the settings IDs were issued under */
-	bool		rebase_pending; /* recovery ended, clock not yet moved */
-	pg_crc32c	crc;			/* of everything above */
-} StateFileData;
 
 static void statefile_save_exact(int code, Datum arg);
 
@@ -74,20 +61,33 @@ statefile_crc(const StateFileData *d)
 	return crc;
 }
 
-/* Read the file; false if it is missing, and problem set if unusable. */
-static bool
-statefile_read(UidgenShared *s, StateFileData *d)
+/* Read a state file (this one, or a pg_upgrade hand-off) at "path". */
+StateFileRead
+statefile_read_at(const char *path, StateFileData *d)
 {
-	int			fd = open(UIDGEN_STATE_FILE, O_RDONLY | PG_BINARY, 0);
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
 	ssize_t		len;
 
 	if (fd < 0 && errno == ENOENT)
-		return false;
+		return STATE_READ_MISSING;
 	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
 	if (fd >= 0)
 		close(fd);
 	if (len != sizeof(*d) || d->magic != STATE_MAGIC ||
 		d->version != STATE_VERSION || d->crc != statefile_crc(d))
+		return STATE_READ_CORRUPT;
+	return STATE_READ_OK;
+}
+
+/* Read the file; false if it is missing, and problem set if unusable. */
+static bool
+statefile_read(UidgenShared *s, StateFileData *d)
+{
+	StateFileRead r = statefile_read_at(UIDGEN_STATE_FILE, d);
+
+	if (r == STATE_READ_MISSING)
+		return false;
+	if (r == STATE_READ_CORRUPT)
 	{
 		s->problem = UIDGEN_STATE_CORRUPT;
 		ereport(WARNING,
@@ -95,6 +95,14 @@ statefile_read(UidgenShared *s, StateFileData *d)
 				 errmsg("uidgen state file \"%s\" is unreadable or corrupt", UIDGEN_STATE_FILE),
 				 errdetail("uidgen will not generate IDs, because it cannot tell which IDs were already issued.")));
 		return false;
+	}
+	if (d->upgrade_unknown)
+	{
+		s->problem = UIDGEN_STATE_UPGRADE_UNKNOWN;
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
+				 errdetail("pg_upgrade ran without handing over uidgen's state; snowflake_next() and uuidv7_next() are disabled.")));
 	}
 	return true;
 }
@@ -149,35 +157,34 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	return floor;
 }
 
-/* Write the file durably with a new mark; false (after elevel) on failure. */
-static bool
-statefile_write(UidgenShared *s, uint64 hwm, int elevel)
+/*
+ * Write "d" durably to "path" (through a temporary file, fsync and rename),
+ * stamping its header and CRC; false (after elevel) on failure.
+ */
+bool
+statefile_write_at(const char *path, StateFileData *d, int elevel)
 {
-	StateFileData d;
+	char		tmp[MAXPGPATH];
 	int			fd;
 	bool		durable;
 	int			save_errno;
 
-	memset(&d, 0, sizeof(d));
-	d.magic = STATE_MAGIC;
-	d.version = STATE_VERSION;
-	d.hwm = hwm;
-	d.saved_at = clock_save_time(s);
-	d.settings = s->recorded;
-	d.rebase_pending = s->rebase_pending;
-	d.crc = statefile_crc(&d);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	d->magic = STATE_MAGIC;
+	d->version = STATE_VERSION;
+	d->crc = statefile_crc(d);
 
-	fd = OpenTransientFile(STATE_TEMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", STATE_TEMP_FILE)));
+				 errmsg("could not create file \"%s\": %m", tmp)));
 		return false;
 	}
 	errno = 0;
 	pgstat_report_wait_start(uidgen_wait_event(&we_sync, "UidgenStateFileSync"));
-	durable = write(fd, &d, sizeof(d)) == sizeof(d);
+	durable = write(fd, d, sizeof(*d)) == sizeof(*d);
 	if (!durable && errno == 0)
 		errno = ENOSPC;
 	durable = durable && pg_fsync(fd) == 0;
@@ -189,10 +196,25 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 		errno = save_errno;
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", STATE_TEMP_FILE)));
+				 errmsg("could not write file \"%s\": %m", tmp)));
 		return false;
 	}
-	return durable_rename(STATE_TEMP_FILE, UIDGEN_STATE_FILE, elevel) == 0;
+	return durable_rename(tmp, path, elevel) == 0;
+}
+
+/* Write this server's file durably with a new mark; false (after elevel) on failure. */
+static bool
+statefile_write(UidgenShared *s, uint64 hwm, int elevel)
+{
+	StateFileData d;
+
+	memset(&d, 0, sizeof(d));
+	d.hwm = hwm;
+	d.saved_at = clock_save_time(s);
+	d.settings = s->recorded;
+	d.rebase_pending = s->rebase_pending;
+	d.upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
+	return statefile_write_at(UIDGEN_STATE_FILE, &d, elevel);
 }
 
 /*
@@ -255,6 +277,13 @@ statefile_refresh(UidgenShared *s)
 void
 statefile_check_usable(UidgenShared *s)
 {
+	if (unlikely(s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
+				 errdetail("pg_upgrade ran without handing over uidgen's state, so new IDs could repeat the old cluster's."),
+				 errhint("Stop the server, copy the file \"%s\" from the old cluster's data directory into this one, and start the server. If the old cluster never issued IDs with uidgen, remove the file instead.",
+						 UIDGEN_STATE_FILE)));
 	if (unlikely(s->problem == UIDGEN_STATE_CORRUPT))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

@@ -10,10 +10,36 @@
 #ifndef UIDGEN_STATEFILE_H
 #define UIDGEN_STATEFILE_H
 
+#include "port/pg_crc32c.h"
+
 #include "shmem.h"
 
 #define UIDGEN_STATE_FILE "uidgen.state"
 
+/* The file's contents. */
+typedef struct StateFileData
+{
+	uint32		magic;
+	uint32		version;
+	uint64		hwm;			/* no tick above this was handed out */
+	uint64		saved_at;		/* real time when written (clock_save_time) */
+	UidgenSettings settings;	/* the settings IDs were issued under */
+	bool		rebase_pending; /* recovery ended, clock not yet moved */
+	bool		upgrade_unknown;	/* pg_upgrade brought no mark (0.2.0: was
+									 * padding, so false in 0.1.0's files) */
+	pg_crc32c	crc;			/* of everything above */
+} StateFileData;
+
+/* What reading a state file found. */
+typedef enum StateFileRead
+{
+	STATE_READ_OK,
+	STATE_READ_MISSING,
+	STATE_READ_CORRUPT
+} StateFileRead;
+
+extern StateFileRead statefile_read_at(const char *path, StateFileData *d);
+extern bool statefile_write_at(const char *path, StateFileData *d, int elevel);
 extern uint64 statefile_load(UidgenShared *s, uint64 *saved_at);
 extern void statefile_cover(UidgenShared *s, uint64 tick);
 extern void statefile_refresh(UidgenShared *s);

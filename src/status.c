@@ -31,6 +31,8 @@ status_state(UidgenShared *s)
 		return "state file corrupt";
 	if (s->problem == UIDGEN_STATE_SETTINGS_CHANGED)
 		return "settings changed";
+	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+		return "upgraded without state";
 	if (s->rebase_pending)
 		return "recovery";
 	return "ok";

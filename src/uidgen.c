@@ -26,6 +26,7 @@
 #include "keeper.h"
 #include "shmem.h"
 #include "uidgen.h"
+#include "upgrade.h"
 
 PG_MODULE_MAGIC;
 
@@ -199,7 +200,9 @@ define_settings(void)
 /*
  * Module load.  Without shared_preload_libraries there is nothing to set up:
  * PostgreSQL refuses restart-only settings from a library loaded later, and
- * every function then refuses to run (shmem_get()).
+ * every function then refuses to run (shmem_get()).  Neither is anything
+ * set up in binary-upgrade mode (pg_upgrade), where no ID may be issued and
+ * no worker may run: the high-water mark is handed over instead (upgrade.c).
  */
 void
 _PG_init(void)
@@ -227,6 +230,11 @@ _PG_init(void)
 	check_configured("uidgen.epoch", raw_epoch, uidgen_settings.epoch_ms);
 	check_layout();
 
+	if (IsBinaryUpgrade)
+	{
+		upgrade_hand_over();
+		return;
+	}
 	shmem_install_hooks();
 	keeper_register();
 	blocks_register();

@@ -1,0 +1,149 @@
+# Guarantee: pg_upgrade, which copies relations but not uidgen.state, does
+# not make the new cluster repeat the old cluster's IDs.  The old cluster
+# issues IDs, is upgraded, and the new cluster starts with its wall clock an
+# hour behind: every snowflake ID and UUIDv7 it issues is above the old
+# ones, at once (no wait for the clock).  While pg_upgrade runs the server
+# in binary-upgrade mode, uidgen starts no keeper and issues no ID.  And
+# when no mark could be carried over (the hand-off file is not in the
+# socket directory the new cluster sees), the new cluster refuses to
+# generate, with SQLSTATE 55000, until the old state file is copied in.
+#
+# Needs an older PostgreSQL major with uidgen installed:
+# UIDGEN_UPGRADE_FROM is its installation directory (for instance
+# /usr/lib/postgresql/18); scripts/matrix.sh sets it for 19.
+use strict;
+use warnings;
+use File::Copy;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use lib 'test';
+use UidgenTest;
+
+my $from = $ENV{UIDGEN_UPGRADE_FROM};
+plan skip_all => 'UIDGEN_UPGRADE_FROM (an older major to upgrade from) is not set'
+  unless $from;
+plan skip_all => 'libfaketime is not installed' unless faketime_available();
+
+# The old cluster: uidgen preloaded, IDs issued and kept in a table (which
+# pg_upgrade copies, so the new cluster can compare against them).
+my $old = PostgreSQL::Test::Cluster->new('old', install_path => $from);
+$old->init;
+$old->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n");
+$old->start;
+$old->safe_psql('postgres', q{
+	CREATE EXTENSION uidgen;
+	CREATE TABLE old_ids AS SELECT snowflake_next() AS id, uuidv7_next() AS u
+	FROM generate_series(1, 100000)});
+my ($old_id, $old_u) = split /\|/, $old->safe_psql('postgres',
+	'SELECT max(id), max(u::text) FROM old_ids');
+$old->stop;
+
+# Upgrade $old into a new node of this major; returns the node.
+sub upgrade
+{
+	my ($name, $sockdir) = @_;
+	my $new = PostgreSQL::Test::Cluster->new($name);
+	$new->init;
+	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n");
+	command_ok(
+		[
+			'pg_upgrade', '--no-sync',
+			'-d', $old->data_dir, '-D', $new->data_dir,
+			'-b', $old->config_data('--bindir'),
+			'-B', $new->config_data('--bindir'),
+			'-s', $sockdir, '-p', $old->port, '-P', $new->port, '--copy'
+		],
+		"pg_upgrade from $from to $name");
+	return $new;
+}
+
+my $new = upgrade('new', $old->host);
+ok(-f $new->data_dir . '/uidgen.state',
+	'pg_upgrade left the new cluster a state file');
+
+# Binary-upgrade mode, as pg_upgrade runs the server: no keeper, no IDs.
+command_ok(
+	[
+		'pg_ctl', '-D', $new->data_dir, '-l', $new->logfile, '-w',
+		'-o', '-b', 'start'
+	],
+	'the new cluster starts in binary-upgrade mode');
+is( $new->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'uidgen%'"),
+	'0', 'no uidgen worker runs in binary-upgrade mode');
+my $err = psql_error($new, 'SELECT snowflake_next()');
+like($err, qr/55000: uidgen does not generate IDs in binary-upgrade mode/,
+	'no snowflake ID in binary-upgrade mode');
+$err = psql_error($new, 'SELECT uuidv7_next()');
+like($err, qr/55000: uidgen does not generate IDs in binary-upgrade mode/,
+	'no UUIDv7 in binary-upgrade mode');
+command_ok([ 'pg_ctl', '-D', $new->data_dir, '-w', '-m', 'fast', 'stop' ],
+	'binary-upgrade mode stopped');
+
+# The new cluster runs an hour behind the old one's clock.
+my $fake = $new->basedir . '/faketime';
+faketime_set($fake, '-3600');
+start_faked($new, $fake);
+my $lag = $new->safe_psql('postgres',
+	'SELECT extract(epoch FROM clock_timestamp())') - time();
+cmp_ok(abs($lag + 3600), '<', 10, "the new cluster's clock is an hour behind (${lag}s)");
+
+my $t0 = time();
+my ($min_id, $first_u) = split /\|/, $new->safe_psql('postgres', q{
+	CREATE TABLE new_ids AS SELECT n, snowflake_next() AS id, uuidv7_next() AS u
+	FROM generate_series(1, 50000) n;
+	SELECT min(id), (SELECT u FROM new_ids ORDER BY n LIMIT 1) FROM new_ids});
+my $elapsed = time() - $t0;
+ok($min_id > $old_id, 'every snowflake ID after pg_upgrade is above the old cluster\'s')
+  or diag("new min $min_id, old max $old_id");
+ok($first_u gt $old_u, 'the first UUIDv7 after pg_upgrade is above the old cluster\'s')
+  or diag("new $first_u, old max $old_u");
+is( $new->safe_psql('postgres', q{
+	SELECT count(*) FROM new_ids n JOIN old_ids o ON o.id = n.id OR o.u = n.u}),
+	'0', 'no ID of the old cluster is issued again');
+cmp_ok($elapsed, '<', 60, "50000 IDs took ${elapsed}s: no wait for the clock");
+is(uidgen_status($new)->{waits}, '0', 'no call waited for real time');
+is(uidgen_status($new)->{state}, 'ok', 'state is ok');
+$new->stop;
+
+# A cluster whose binary-upgrade start finds neither a state file nor a
+# hand-off file cannot know what the old cluster issued.  Here both are
+# removed after an upgrade through another socket directory, and the server
+# is started in binary-upgrade mode as pg_upgrade starts it.
+my $sock2 = PostgreSQL::Test::Utils::tempdir_short();
+my $lost = upgrade('lost', $sock2);
+ok(-f "$sock2/uidgen.upgrade", 'pg_upgrade left the hand-off file in its socket directory');
+unlink "$sock2/uidgen.upgrade", $lost->data_dir . '/uidgen.state';
+command_ok(
+	[
+		'pg_ctl', '-D', $lost->data_dir, '-l', $lost->logfile, '-w',
+		'-o', "-b -c unix_socket_directories=$sock2", 'start'
+	],
+	'binary-upgrade start with no state file and no hand-off');
+command_ok([ 'pg_ctl', '-D', $lost->data_dir, '-w', '-m', 'fast', 'stop' ],
+	'binary-upgrade mode stopped');
+$lost->start;
+is(uidgen_status($lost)->{state}, 'upgraded without state',
+	'uidgen_status() says the upgrade brought no state');
+$err = psql_error($lost, 'SELECT snowflake_next()');
+like($err, qr/55000: uidgen does not know the high-water mark of the cluster this one was upgraded from/,
+	'snowflake_next() refuses after an upgrade without a mark');
+like($err, qr/copy the file "uidgen.state" from the old cluster's data directory/,
+	'the hint says what to do');
+$err = psql_error($lost, 'SELECT uuidv7_next()');
+like($err, qr/55000: uidgen does not know the high-water mark/,
+	'uuidv7_next() refuses too');
+$lost->stop;
+
+# Following the hint: the old state file makes it generate above the old IDs.
+copy($old->data_dir . '/uidgen.state', $lost->data_dir . '/uidgen.state')
+  or die "copy: $!";
+$lost->start;
+is(uidgen_status($lost)->{state}, 'ok', 'with the old state file, state is ok');
+my $id = $lost->safe_psql('postgres', 'SELECT snowflake_next()');
+ok($id > $old_id, 'and IDs are above the old cluster\'s');
+$lost->stop;
+
+done_testing();
