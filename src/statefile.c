@@ -37,6 +37,10 @@
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
 #define STATE_VERSION	2
 
+/* 0.1.0 wrote the same layout: its files must stay readable. */
+StaticAssertDecl(sizeof(StateFileData) == 56 && offsetof(StateFileData, crc) == 52,
+				 "the layout of uidgen.state changed");
+
 static void statefile_save_exact(int code, Datum arg);
 
 /* Wait event while the state file is written and synced (compat.h). */
