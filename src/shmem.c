@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *	  Reserve and initialise uidgen's shared memory (PostgreSQL 15 hooks).
+ *	  Reserve and initialise uidgen's shared memory (shmem_request_hook and
+ *	  shmem_startup_hook).
  *
  * The struct and its locking rules are described in shmem.h.  It is set up
  * once by the postmaster, from the state file, before any backend exists.
