@@ -141,9 +141,13 @@ clock_save_time(UidgenShared *s)
 void
 clock_observe(UidgenShared *s, uint64 logical)
 {
-	uint64		wall = clock_wall_ticks(false);
 	uint64		mono = clock_read(CLOCK_MONOTONIC_COARSE);
+	uint64		wall = clock_wall_ticks(false);
 	uint64		real = mono + pg_atomic_read_u64(&s->ref_offset);
+
+	/* preempted between the reads: the pair would show a step that is not */
+	if (clock_read(CLOCK_MONOTONIC_COARSE) - mono > CLOCK_STEP_TOLERANCE / 2)
+		return;
 
 	if (pg_atomic_read_u32(&s->stepped_back))
 	{
