@@ -4,7 +4,8 @@
 #
 #   1. one backend: net ns per call of count(E) over generate_series, for
 #      random(), nextval() on CACHE 1 and CACHE 1000 sequences,
-#      gen_random_uuid(), snowflake_next() and uuidv7();
+#      gen_random_uuid(), snowflake_next() and uuidv7_next(), and on
+#      PostgreSQL 18 and later PostgreSQL's own pg_catalog.uuidv7();
 #   2. two clients (pgbench -c 2 -j 2): throughput and net ns per call per
 #      client of the same expressions;
 #   3. snowflake_next() sustained for 10 s with two clients: IDs/s from
@@ -45,9 +46,9 @@ PORT=5493
 
 # The expressions measured, in order; index 0 is the baseline.
 LABELS=("count(1) baseline" "random()" "nextval() CACHE 1" "nextval() CACHE 1000"
-        "gen_random_uuid()" "snowflake_next()" "uuidv7()")
+        "gen_random_uuid()" "snowflake_next()" "uuidv7_next()")
 EXPRS=("1" "random()" "nextval('uidgen_bench_cache1')" "nextval('uidgen_bench_cache1000')"
-       "gen_random_uuid()" "snowflake_next()" "uuidv7()")
+       "gen_random_uuid()" "snowflake_next()" "uuidv7_next()")
 I_SEQ1=2 I_GEN=4 I_SF=5 I_U7=6
 
 # Session settings for every measurement: no JIT, no parallel plans.
@@ -91,6 +92,14 @@ IFS='|' read -r SEQ_BITS WORKER_BITS TS_BITS DRIFT_MS PGVER < <(pg -c "
            current_setting('server_version')
     FROM uidgen_status()")
 CEILING=$(( (1 << SEQ_BITS) * 1000 ))    # IDs per second the layout allows
+# PostgreSQL 18 and later have a uuidv7() of their own: measured beside
+# uidgen's (the last expression; I_CORE_U7 stays empty on older servers).
+I_CORE_U7=""
+if [ "$(pg -c "SELECT current_setting('server_version_num')::int >= 180000")" = t ]; then
+    LABELS+=("pg_catalog.uuidv7()")
+    EXPRS+=("pg_catalog.uuidv7()")
+    I_CORE_U7=$(( ${#EXPRS[@]} - 1 ))
+fi
 CPU=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
 
 # Wait until the snowflake clock is back at real time.
@@ -254,7 +263,10 @@ for i in "${!EXPRS[@]}"; do
     awk -v x="$(spread2 "${TPSALL[$i]}" "${TPS[$i]}")" 'BEGIN { exit !(x + 0 > 15) }' && NOISY2+=" ${LABELS[$i]}"
 done
 [ -n "$NOISY2" ] && echo "WARNING: round-to-round spread above 15% for:$NOISY2; the machine was busy (load $(cut -d' ' -f1-3 /proc/loadavg)); the table uses the best round, compare with a rerun on an idle machine"
-echo "uuidv7() vs gen_random_uuid() throughput: net $U7_THR_NET, raw $U7_THR_RAW"
+echo "uuidv7_next() vs gen_random_uuid() throughput: net $U7_THR_NET, raw $U7_THR_RAW"
+if [ -n "$I_CORE_U7" ]; then
+    echo "uuidv7_next() vs PostgreSQL's uuidv7() throughput: net $(thr_ratio "$(net_thr "${NET2[$I_U7]}")" "$(net_thr "${NET2[$I_CORE_U7]}")"), raw $(thr_ratio "${THR[$I_U7]}" "${THR[$I_CORE_U7]}")"
+fi
 echo "snowflake_next() vs nextval() CACHE 1 throughput: net $SF_THR_NET, raw $SF_THR_RAW"
 
 # ---------------------------------------------------------------------------
@@ -316,14 +328,19 @@ printf '%-4s snowflake_next() one backend: %.1f ns net per call (target <= 30 ns
     "$(verdict "$ok_sf1")" "${NET1[$I_SF]}" "${W1[$I_SF]}"
 printf '%-4s snowflake_next() two clients, %s s: %s IDs/s net of drift (target >= %s, 95%% of %s), %s raw; clock_ahead max %.1f ms (bound %s ms)\n' \
     "$(verdict "$ok_sus")" "$SUS_EL" "$SUS_ADJ" "$TARGET_SUS" "$CEILING" "$SUS_RAW" "${ahmax:-0}" "$DRIFT_MS"
-printf '%-4s uuidv7() one backend: %s faster than gen_random_uuid() per call (%.1f vs %.1f ns net; target >= 8x)\n' \
+printf '%-4s uuidv7_next() one backend: %s faster than gen_random_uuid() per call (%.1f vs %.1f ns net; target >= 8x)\n' \
     "$(verdict "$ok_u71")" "$(times_faster "${NET1[$I_GEN]}" "${NET1[$I_U7]}")" "${NET1[$I_U7]}" "${NET1[$I_GEN]}"
-printf '%-4s uuidv7() two clients: %s the throughput of gen_random_uuid() net of the loop (%s raw; target >= 5x)\n' \
+printf '%-4s uuidv7_next() two clients: %s the throughput of gen_random_uuid() net of the loop (%s raw; target >= 5x)\n' \
     "$(verdict "$ok_u72")" "$U7_THR_NET" "$U7_THR_RAW"
 printf '     reference: nextval() CACHE 1 %.1f ns net, gen_random_uuid() %.1f ns net in one backend;\n' \
     "${NET1[$I_SEQ1]}" "${NET1[$I_GEN]}"
 printf '     snowflake_next() is %s cheaper than nextval() CACHE 1 in one backend\n' \
     "$(times_faster "${NET1[$I_SEQ1]}" "${NET1[$I_SF]}")"
+if [ -n "$I_CORE_U7" ]; then
+    printf "     uuidv7_next() %.1f ns net vs PostgreSQL's uuidv7() %.1f ns net in one backend (%s cheaper); two clients: %s its net throughput\n" \
+        "${NET1[$I_U7]}" "${NET1[$I_CORE_U7]}" "$(times_faster "${NET1[$I_CORE_U7]}" "${NET1[$I_U7]}")" \
+        "$(thr_ratio "$(net_thr "${NET2[$I_U7]}")" "$(net_thr "${NET2[$I_CORE_U7]}")")"
+fi
 
 pg -c "DROP SEQUENCE IF EXISTS uidgen_bench_cache1, uidgen_bench_cache1000" >/dev/null
 

@@ -22,7 +22,7 @@ SELECT count(DISTINCT snowflake_next()) AS distinct_ids FROM generate_series(1, 
 
 \echo '== UUIDv7'
 SELECT u AS uuid, uuidv7_timestamp(u) AS generated_at
-FROM (SELECT uuidv7() AS u FROM generate_series(1, 3)) AS g;
+FROM (SELECT uuidv7_next() AS u FROM generate_series(1, 3)) AS g;
 
 \echo '== block sequences: a range of 1000 IDs, then single IDs from the shared cache'
 SELECT seq_create('invoices', block_size => 1000);

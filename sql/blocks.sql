@@ -17,13 +17,30 @@ SELECT attname, format_type(atttypid, atttypmod), attnotnull
  ORDER BY attnum;
 SELECT 'id_sequences'::regclass = ANY (extconfig) AS dumped
   FROM pg_extension WHERE extname = 'uidgen';
-SELECT relacl FROM pg_class WHERE oid = 'id_sequences'::regclass;
+-- Its ACL, grant by grant: the owner holds every privilege, PUBLIC only
+-- SELECT, nothing is grantable.  (Not relacl as text: PostgreSQL 17 added the
+-- MAINTAIN privilege, which the owner then holds too.)
+SELECT grantee, grantor, grantable,
+       string_agg(privilege_type, ', ' ORDER BY privilege_type COLLATE "C")
+           FILTER (WHERE privilege_type <> 'MAINTAIN') AS privileges,
+       bool_or(privilege_type = 'MAINTAIN')
+           = (grantee = 'owner' AND current_setting('server_version_num')::int >= 170000)
+           AS maintain_as_expected
+  FROM (SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' WHEN c.relowner THEN 'owner'
+                    ELSE a.grantee::regrole::text END AS grantee,
+               CASE a.grantor WHEN c.relowner THEN 'owner'
+                    ELSE a.grantor::regrole::text END AS grantor,
+               a.is_grantable AS grantable, a.privilege_type
+          FROM pg_class c, aclexplode(c.relacl) a
+         WHERE c.oid = 'id_sequences'::regclass) AS g
+ GROUP BY grantee, grantor, grantable
+ ORDER BY grantee COLLATE "C";
 SELECT p.oid::regprocedure AS function, provolatile, proparallel, prosecdef,
        proconfig, proacl IS NOT NULL AND NOT has_function_privilege('public', p.oid, 'EXECUTE') AS restricted
   FROM pg_proc p
  WHERE proname IN ('seq_create', 'seq_drop', 'seq_alter', 'seq_advance', 'seq_lock_row',
                    'seq_reserve_block', 'seq_next')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- Settings
 SHOW uidgen.block_timeout;
@@ -31,7 +48,9 @@ SHOW uidgen.block_cache_entries;
 SHOW uidgen.block_databases;
 SHOW uidgen.allocator_idle_timeout;
 SELECT pg_temp.err('SET uidgen.block_cache_entries = 10');
-SELECT pg_temp.err('SET uidgen.block_timeout = 0');
+-- (the range without units: PostgreSQL 17 added them, "(1 ms .. 2147483647 ms)")
+SELECT regexp_replace(pg_temp.err('SET uidgen.block_timeout = 0'),
+                      '\((\d+) ms \.\. (\d+) ms\)$', '(\1 .. \2)') AS err;
 
 -- seq_create()
 SELECT seq_create('orders');
@@ -272,11 +291,16 @@ SELECT count(*) AS allocators FROM pg_stat_activity
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE regress_blocks_other;
 \c regress_blocks_other
+-- (quiet: from PostgreSQL 18 on, CREATE EXTENSION raises a NOTICE about
+-- uuidv7() unless client_min_messages is error or above;
+-- test/t/120_extension_update.pl checks it)
+SET client_min_messages = error;
 CREATE EXTENSION uidgen;
 SELECT seq_create('t', start => 1000000, block_size => 100);
 SELECT seq_next('t');
 DROP EXTENSION uidgen;
 CREATE EXTENSION uidgen;
+RESET client_min_messages;
 SELECT seq_create('t', block_size => 100);
 SELECT seq_next('t');
 SELECT count(*) AS allocators FROM pg_stat_activity

@@ -16,7 +16,7 @@ FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'uidgen'
 WHERE proname LIKE 'snowflake%' OR proname = 'uidgen_status'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- The settings are registered under the reserved prefix.
 SELECT name, context, vartype, unit, min_val, max_val, boot_val

@@ -6,7 +6,8 @@
 # block sequence functions) refuses with SQLSTATE 55000 and a hint to
 # preload the library, never returning a value; the backend survives each
 # error.  The UUIDv7 helpers that need no settings (uuidv7_timestamp(),
-# uuidv7_floor(), uuidv7(timestamptz)) keep working.
+# uuidv7_floor(), uuidv7_at(timestamptz) and its deprecated alias
+# public.uuidv7(timestamptz)) keep working.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -34,7 +35,8 @@ sub query
 # Every C function that needs the preload (a call each, with its arguments).
 my @refused = (
 	'snowflake_next()',
-	'uuidv7()',
+	'uuidv7_next()',
+	'public.uuidv7()',
 	'* FROM uidgen_status()',
 	'snowflake_timestamp(4194304005)',
 	'snowflake_worker(4194304005)',
@@ -71,12 +73,15 @@ sub check_database
 			         uuidv7_floor('2022-02-22 19:22:22+00')}),
 		'2022-02-22 19:22:22+00|017f22e2-79b0-7000-8000-000000000000',
 		"$db: uuidv7_timestamp() and uuidv7_floor() work without preloading");
-	is( query($db,
-			q{SELECT uuidv7_timestamp(u), substr(u::text, 15, 1),
-			         substr(u::text, 20, 1) IN ('8','9','a','b')
-			  FROM (SELECT uuidv7('2030-01-01 00:00:00.123+00') AS u) s}),
-		'2030-01-01 00:00:00.123+00|7|t',
-		"$db: uuidv7(timestamptz) works without preloading");
+	for my $f ('uuidv7_at', 'public.uuidv7')
+	{
+		is( query($db,
+				qq{SELECT uuidv7_timestamp(u), substr(u::text, 15, 1),
+				         substr(u::text, 20, 1) IN ('8','9','a','b')
+				  FROM (SELECT $f('2030-01-01 00:00:00.123+00') AS u) s}),
+			'2030-01-01 00:00:00.123+00|7|t',
+			"$db: $f(timestamptz) works without preloading");
+	}
 	# No error above took the server down.
 	is(query($db, 'SELECT 1'), '1', "$db: the server is still up");
 	return;

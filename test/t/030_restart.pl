@@ -24,7 +24,7 @@ my $node = uidgen_node('restart', 'uidgen.sequence_bits' => 4,
 	restart_after_crash => 'on');
 $node->safe_psql('postgres', q{
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(),
-	                u uuid UNIQUE DEFAULT uuidv7(),
+	                u uuid UNIQUE DEFAULT uuidv7_next(),
 	                c int)});
 
 # The largest snowflake ID and UUID a statement returns.
@@ -36,15 +36,15 @@ sub max_pair
 }
 
 # Push the clock ahead: 40000 IDs need 2.5 s of 16-ID milliseconds.
-my $burst = q{SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7() AS u
+my $burst = q{SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u
 	FROM generate_series(1, 40000)) s ORDER BY id DESC LIMIT 1};
 
 # Every new ID and UUID above the given maxima.
 sub check_above
 {
 	my ($max_id, $max_u, $what) = @_;
-	my ($id1, $u1) = max_pair('SELECT snowflake_next(), uuidv7()');
-	my ($u2, $id2) = max_pair('SELECT uuidv7(), snowflake_next()');
+	my ($id1, $u1) = max_pair('SELECT snowflake_next(), uuidv7_next()');
+	my ($u2, $id2) = max_pair('SELECT uuidv7_next(), snowflake_next()');
 	ok($id1 > $max_id, "$what: first snowflake ID is above all before")
 	  or diag("new $id1, old max $max_id");
 	ok($u1 gt $max_u, "$what: first UUIDv7 is above all before")
@@ -79,8 +79,8 @@ sub client_script
 {
 	my ($c) = @_;
 	my $one = "INSERT INTO t (c) VALUES ($c) RETURNING id, u;\n"
-	  . "SELECT snowflake_next(), uuidv7();\n"
-	  . "SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7() AS u "
+	  . "SELECT snowflake_next(), uuidv7_next();\n"
+	  . "SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u "
 	  . "FROM generate_series(1, 10)) s ORDER BY id DESC LIMIT 1;\n";
 	return $one x 20000;
 }
@@ -123,7 +123,7 @@ ok($seen_id >= $committed_id, 'every committed ID was seen by a client')
   or diag("seen $seen_id committed $committed_id");
 check_above(max_snowflake($seen_id, $committed_id),
 	max_uuid($seen_u, $committed_u), 'postmaster kill -9');
-my ($first_id, $first_u) = max_pair('SELECT snowflake_next(), uuidv7()');
+my ($first_id, $first_u) = max_pair('SELECT snowflake_next(), uuidv7_next()');
 cmp_ok(snowflake_ms($first_id, %layout), '>', $state->{hwm_ms},
 	'after the crash, snowflake IDs resume above the saved mark');
 cmp_ok(uuid_ms($first_u), '>', $state->{hwm_ms},

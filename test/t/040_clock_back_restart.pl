@@ -23,7 +23,7 @@ my $fake = $node->basedir . '/faketime';
 
 # IDs before the restart (a few hundred thousand, so the clock is ahead).
 my ($old_id, $old_u) = split /\|/, $node->safe_psql('postgres', q{
-	SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7() AS u
+	SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u
 	FROM generate_series(1, 200000)) s ORDER BY id DESC LIMIT 1});
 my $old_ts = $node->safe_psql('postgres', "SELECT snowflake_timestamp($old_id)");
 $node->stop;
@@ -53,7 +53,7 @@ is($st->{clock_backward_episodes}, '1', 'one clock-backward episode counted at s
 my $t0 = time();
 my $res = $node->safe_psql('postgres', q{
 	CREATE TABLE ids AS
-	SELECT n, snowflake_next() AS id, uuidv7() AS u, clock_timestamp() AS t
+	SELECT n, snowflake_next() AS id, uuidv7_next() AS u, clock_timestamp() AS t
 	FROM generate_series(1, 50000) n;
 	SELECT min(id), (SELECT u FROM ids ORDER BY n LIMIT 1) FROM ids});
 my $elapsed = time() - $t0;
@@ -82,7 +82,7 @@ $old_u = $node->safe_psql('postgres', 'SELECT u FROM ids ORDER BY u DESC LIMIT 1
 $node->stop;
 start_faked($node, $fake);
 my ($id2, $u2) = split /\|/,
-  $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7()');
+  $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
 ok($id2 > $old_id && $u2 gt $old_u,
 	'after a second restart with the clock still behind, IDs stay above');
 is(uidgen_status($node)->{waits}, '0', 'still no waits');

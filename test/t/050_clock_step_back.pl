@@ -42,7 +42,7 @@ sub generate
 	{
 		$node->safe_psql('postgres', qq{
 			INSERT INTO ids (id, u, t, phase)
-			SELECT snowflake_next(), uuidv7(), clock_timestamp(), '$phase'
+			SELECT snowflake_next(), uuidv7_next(), clock_timestamp(), '$phase'
 			FROM generate_series(1, $rows)});
 	}
 	return;
@@ -80,7 +80,7 @@ $node->pgbench(
 	'-n -c 2 -j 2 -t 2000', 0, [qr{processed: 4000/4000}], [qr{}],
 	'concurrent generation after the step',
 	{ '050_step' => q{INSERT INTO ids (id, u, t, phase) VALUES
-		(snowflake_next(), uuidv7(), clock_timestamp(), 'concurrent');} });
+		(snowflake_next(), uuidv7_next(), clock_timestamp(), 'concurrent');} });
 generate('after_step2', 5, 5000);
 my $elapsed = time() - $t0;
 
@@ -150,7 +150,7 @@ is(uidgen_status($node)->{waits}, $waits0, 'still no waits');
 faketime_set($fake, '+0');
 my $script = $node->basedir . '/050_load.sql';
 append_to_file($script,
-	"SELECT count(uuidv7()) FROM generate_series(1, 200);\n"
+	"SELECT count(uuidv7_next()) FROM generate_series(1, 200);\n"
 	  . "SELECT count(snowflake_next()) FROM generate_series(1, 200);\n");
 my ($out, $err) = ('', '');
 my $h = IPC::Run::start(

@@ -26,7 +26,7 @@ sub generate
 {
 	my ($n) = @_;
 	my $r = $node->safe_psql('postgres', qq{
-		SELECT id, u FROM (SELECT n, snowflake_next() AS id, uuidv7() AS u
+		SELECT id, u FROM (SELECT n, snowflake_next() AS id, uuidv7_next() AS u
 		FROM generate_series(1, $n) n) s ORDER BY n DESC LIMIT 1});
 	my ($id, $u) = split /\|/, $r;
 	push @ids, $id;
@@ -62,7 +62,7 @@ sub check_accepted
 	return;
 }
 
-# snowflake_next() is refused because of the settings; uuidv7() works.
+# snowflake_next() is refused because of the settings; uuidv7_next() works.
 sub check_refused
 {
 	my ($what) = @_;
@@ -73,8 +73,8 @@ sub check_refused
 	like($err, qr/DETAIL:\s+IDs were issued with uidgen\.worker_id = /,
 		"$what: the error names the settings IDs were issued under");
 	is(uidgen_status($node)->{state}, 'settings changed', "$what: state is 'settings changed'");
-	my $u = $node->safe_psql('postgres', 'SELECT uuidv7()');
-	ok($u gt max_uuid(@uuids), "$what: uuidv7() still works, above all old UUIDs");
+	my $u = $node->safe_psql('postgres', 'SELECT uuidv7_next()');
+	ok($u gt max_uuid(@uuids), "$what: uuidv7_next() still works, above all old UUIDs");
 	push @uuids, $u;
 	return;
 }
@@ -136,7 +136,7 @@ like(slurp_file($node->logfile, $offset),
 sub check_corrupt
 {
 	my ($what) = @_;
-	for my $f ('snowflake_next()', 'uuidv7()')
+	for my $f ('snowflake_next()', 'uuidv7_next()')
 	{
 		my ($err, $ret, $out) = psql_error($node, "SELECT $f");
 		like($err, qr/ERROR:\s+XX001: uidgen state file "uidgen.state" is corrupt/,

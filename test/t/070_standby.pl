@@ -1,6 +1,6 @@
 # Guarantee: a standby (same postgresql.conf, so the same uidgen.worker_id)
 # refuses snowflake_next() while in recovery (SQLSTATE 25006), since its IDs
-# could collide with the primary's, but serves uuidv7(); once promoted after
+# could collide with the primary's, but serves uuidv7_next(); once promoted after
 # the primary is gone, its first IDs are above every ID the old primary
 # could have issued, even when the old primary's clock ran ahead of the
 # wall clock by up to uidgen.max_clock_drift (the post-promotion jump).
@@ -35,7 +35,7 @@ sub burst
 	my ($node, $n) = @_;
 	my $id = $node->safe_psql('postgres',
 		"SELECT max(snowflake_next()) FROM generate_series(1, $n)");
-	my $u = $node->safe_psql('postgres', 'SELECT uuidv7()');
+	my $u = $node->safe_psql('postgres', 'SELECT uuidv7_next()');
 	return ($id, $u);
 }
 
@@ -70,7 +70,7 @@ $primary->wait_for_catchup($standby);
 # A cascading standby of the standby, for the second failover below.
 my $standby2 = standby_from('standby2', $standby, 'bk2');
 
-######## a standby refuses snowflake_next() and serves uuidv7()
+######## a standby refuses snowflake_next() and serves uuidv7_next()
 for my $node ($standby, $standby2)
 {
 	my $name = $node->name;
@@ -81,8 +81,8 @@ for my $node ($standby, $standby2)
 	my $u = $node->safe_psql('postgres',
 		q{SELECT u, uuidv7_timestamp(u) > now() - interval '1 min',
 		        substr(u::text, 15, 1), substr(u::text, 20, 1) IN ('8','9','a','b')
-		  FROM (SELECT uuidv7() AS u) s});
-	like($u, qr/^[0-9a-f-]{36}\|t\|7\|t$/, "$name: uuidv7() works and returns a v7 UUID");
+		  FROM (SELECT uuidv7_next() AS u) s});
+	like($u, qr/^[0-9a-f-]{36}\|t\|7\|t$/, "$name: uuidv7_next() works and returns a v7 UUID");
 	is(uidgen_status($node)->{state}, 'recovery', "$name: uidgen_status() says recovery");
 }
 
@@ -102,7 +102,7 @@ $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
 my ($id, $u, $jumped) = split /\|/, $standby->safe_psql('postgres', q{
 	CREATE TEMP TABLE t0 AS SELECT clock_timestamp() AS t;
 	SELECT id, u, snowflake_timestamp(id) >= (SELECT t FROM t0) + interval '5 s'
-	FROM (SELECT snowflake_next() AS id, uuidv7() AS u) s});
+	FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u) s});
 ok($id > $old_id, 'promoted standby: first snowflake ID above the old primary\'s last')
   or diag("new $id, old $old_id");
 ok($u gt $old_u, 'promoted standby: first UUIDv7 above the old primary\'s last')
@@ -142,7 +142,7 @@ $standby->stop;
 $standby2->promote;
 $standby2->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
 my ($id2, $u2) = split /\|/,
-  $standby2->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7()');
+  $standby2->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
 ok($id2 > $old2_id, 'second promotion: first snowflake ID above the previous primary\'s last')
   or diag("new $id2, old $old2_id");
 ok($u2 gt $old2_u, 'second promotion: first UUIDv7 above the previous primary\'s last')

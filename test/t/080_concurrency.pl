@@ -1,4 +1,4 @@
-# Guarantee: under concurrent use, snowflake_next() and uuidv7() never
+# Guarantee: under concurrent use, snowflake_next() and uuidv7_next() never
 # return the same value twice (primary keys would reject it), each backend
 # sees its IDs strictly increase, calls serialised by a lock get strictly
 # increasing IDs whichever backend makes them, and a sustained burst never
@@ -30,7 +30,7 @@ $node->pgbench(
 		'080_each' => q{
 \set k :k + 1
 INSERT INTO sf VALUES (snowflake_next(), :client_id, :k * 1000, pg_backend_pid());
-INSERT INTO uu VALUES (uuidv7(), :client_id, :k, pg_backend_pid());
+INSERT INTO uu VALUES (uuidv7_next(), :client_id, :k, pg_backend_pid());
 INSERT INTO sf SELECT snowflake_next(), :client_id, :k * 1000 + n, pg_backend_pid() FROM generate_series(1, 20) n;
 }
 	});
@@ -65,8 +65,8 @@ $node->pgbench(
 		'080_locked' => q{
 BEGIN;
 SELECT pg_advisory_xact_lock(4242);
-INSERT INTO g VALUES (nextval('gs'), snowflake_next(), uuidv7());
-INSERT INTO g VALUES (nextval('gs'), snowflake_next(), uuidv7());
+INSERT INTO g VALUES (nextval('gs'), snowflake_next(), uuidv7_next());
+INSERT INTO g VALUES (nextval('gs'), snowflake_next(), uuidv7_next());
 COMMIT;
 }
 	});
@@ -90,9 +90,9 @@ my $parallel_setup = q{
 };
 my $plan = $node->safe_psql('postgres', $parallel_setup . q{
 	EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-	CREATE TABLE par AS SELECT n, snowflake_next() AS id, uuidv7() AS u FROM src});
+	CREATE TABLE par AS SELECT n, snowflake_next() AS id, uuidv7_next() AS u FROM src});
 like($plan, qr/Workers Launched: 2/, 'the parallel query ran in 2 workers');
-like($plan, qr/Parallel Seq Scan.*\n\s*Output: .*snowflake_next\(\).*uuidv7\(\)/,
+like($plan, qr/Parallel Seq Scan.*\n\s*Output: .*snowflake_next\(\).*uuidv7_next\(\)/,
 	'the workers called the generators');
 is( $node->safe_psql('postgres', q{
 	SELECT count(*), count(DISTINCT id), count(DISTINCT u) FROM par}),
@@ -117,7 +117,7 @@ my $waits0 = uidgen_status($node)->{waits};
 my $script = $node->basedir . '/080_burst.sql';
 append_to_file($script,
 	"SELECT max(snowflake_next()) FROM generate_series(1, 20000);\n"
-	  . "SELECT count(uuidv7()) FROM generate_series(1, 2000);\n");
+	  . "SELECT count(uuidv7_next()) FROM generate_series(1, 2000);\n");
 my ($out, $err) = ('', '');
 my $t0 = time();
 my $h = IPC::Run::start(
