@@ -25,17 +25,20 @@ COMMENT ON FUNCTION @extschema@.uuidv7(timestamptz) IS
     'deprecated alias of uuidv7_at(timestamptz), kept for dumps of 0.1.0; on PostgreSQL 18 and later uuidv7(''<literal>'') is ambiguous with PostgreSQL''s uuidv7(interval)';
 
 DO $$
+DECLARE
+    saved text := pg_catalog.current_setting('client_min_messages');
 BEGIN
-    IF current_setting('server_version_num')::integer >= 180000 THEN
+    IF pg_catalog.current_setting('server_version_num')::integer >= 180000 THEN
         -- CREATE and ALTER EXTENSION run their script with client_min_messages
-        -- raised to warning, which would swallow the NOTICE: lower it for the
-        -- rest of the script (unless the session asked for error or above).
-        -- The session's own value is back when the script ends.
-        IF current_setting('client_min_messages') = 'warning' THEN
+        -- raised to warning, which would swallow the NOTICE: let it through
+        -- (unless the session asked for error or above), then put the
+        -- setting back as it was.
+        IF saved = 'warning' THEN
             PERFORM pg_catalog.set_config('client_min_messages', 'notice', true);
         END IF;
         RAISE NOTICE 'on PostgreSQL 18 and later an unqualified uuidv7() calls PostgreSQL''s built-in generator, not uidgen''s'
             USING HINT = 'Call uuidv7_next() (or @extschema@.uuidv7()) for uidgen''s server-wide ordered UUIDv7.';
+        PERFORM pg_catalog.set_config('client_min_messages', saved, true);
     END IF;
 END
 $$;

@@ -7,8 +7,10 @@
 # working: a column DEFAULT public.uuidv7() still calls uidgen's generator
 # after the update, through the same function.  On PostgreSQL 18 and later
 # both the install and the update of 0.2.0 raise a NOTICE that an
-# unqualified uuidv7() is PostgreSQL's; before 18 they are silent, and the
-# 0.1.0 install script is silent everywhere.
+# unqualified uuidv7() is PostgreSQL's (through the client_min_messages =
+# warning that extension scripts run with, unless the session asked for
+# error or above, and leaving the session's setting as it was); before 18
+# they are silent, and the 0.1.0 install script is silent everywhere.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -127,6 +129,16 @@ my ($e, $o) = run_sql('cmm_notice', q{
 	SHOW client_min_messages;});
 check_notice($e, 'update in a transaction with SET LOCAL client_min_messages = warning');
 is($o, "warning\nnotice", 'client_min_messages unchanged by the update, in and after the transaction');
+($e, $o) = run_sql('cmm_error', q{
+	BEGIN;
+	SET client_min_messages = warning;
+	DROP EXTENSION uidgen;
+	CREATE EXTENSION uidgen;
+	SHOW client_min_messages;
+	COMMIT;
+	SHOW client_min_messages;});
+check_notice($e, 'install in a transaction with SET client_min_messages = warning');
+is($o, "warning\nwarning", 'client_min_messages unchanged by the install, in and after the transaction');
 
 ######## the two databases hold the same objects
 # One line per property; sorted byte-wise.  Nothing here names a database
