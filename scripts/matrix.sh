@@ -43,7 +43,7 @@ mount_root() {
 unmount_below() {
     local m
     [ -d "$1" ] || return 0
-    findmnt -rn -o TARGET | grep -F "$(realpath "$1")/" | sort -r | while read -r m; do
+    findmnt -rn -o TARGET | { grep -F "$(realpath "$1")/" || true; } | sort -r | while read -r m; do
         umount "$m" 2>/dev/null || umount -l "$m"
     done
 }
