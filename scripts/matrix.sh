@@ -5,7 +5,15 @@
 # with debootstrap on first use and kept in $UIDGEN_ROOTS (default
 # /var/cache/uidgen/roots), so later runs reuse them.  A failure on any
 # major fails the run.  Run as root: ./scripts/matrix.sh [major ...]
+# With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
+#     ./scripts/matrix.sh --bench 15 18
 source "$(dirname "$0")/common.sh"
+
+RUN=scripts/test.sh
+if [ "${1:-}" = --bench ]; then
+    RUN=bench/run.sh
+    shift
+fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
 MIRROR=${UIDGEN_MIRROR:-http://deb.debian.org/debian}
@@ -100,7 +108,7 @@ PIN
     mv "$tmp" "$root"
 }
 
-# Run the suite for major $1 inside the root of suite $2.
+# Run the suite (or the benchmark) for major $1 inside the root of suite $2.
 test_in_root() {
     local major=$1 root=$ROOTS/$2
     mount_root "$root"
@@ -112,7 +120,7 @@ test_in_root() {
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
     chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
         HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-        /tmp/uidgen/scripts/test.sh
+        "/tmp/uidgen/$RUN"
 }
 
 require_root
@@ -131,7 +139,7 @@ for major in "${MAJORS[@]}"; do
     start=$SECONDS
     echo "=================== PostgreSQL $major ($suite)"
     if [ "$suite" = host ]; then
-        UIDGEN_PG_MAJOR=$major "$UIDGEN_SRC/scripts/test.sh" && rc=0 || rc=$?
+        UIDGEN_PG_MAJOR=$major "$UIDGEN_SRC/$RUN" && rc=0 || rc=$?
     else
         { ensure_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
         unmount_below "$ROOTS/$suite"
