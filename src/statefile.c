@@ -238,7 +238,9 @@ statefile_save_exact(int code, Datum arg)
 /*
  * If "tick" is past the refresh point, durably write a mark a window beyond
  * it and publish it.  Re-checked under the lock, so that callers racing past
- * the same point write the file once.
+ * the same point write the file once.  The mark never moves down: the
+ * window shrinks when uidgen.max_clock_drift is lowered, while a backend
+ * that has not reloaded yet may still rely on the larger one.
  */
 static void
 statefile_advance(UidgenShared *s, uint64 tick)
@@ -248,8 +250,10 @@ statefile_advance(UidgenShared *s, uint64 tick)
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
 	{
-		(void) statefile_write(s, tick + window, ERROR);
-		pg_atomic_write_u64(&s->hwm, tick + window);
+		uint64		mark = Max(tick + window, pg_atomic_read_u64(&s->hwm));
+
+		(void) statefile_write(s, mark, ERROR);
+		pg_atomic_write_u64(&s->hwm, mark);
 		pg_atomic_write_u64(&s->hwm_refresh_at, tick + window / 2);
 	}
 	LWLockRelease(s->lock);
