@@ -131,5 +131,17 @@ is( $node->safe_psql('postgres',
 		q{SELECT snowflake_floor('2025-06-01 00:00:00.005+00') = (5::bigint << 13)}),
 	't', 'snowflake_floor uses the custom epoch and layout');
 
+# A reload re-reads the uidgen.epoch line: the setting's parsed value must
+# be allocated the way the GUC machinery frees it (PostgreSQL 16 and later
+# free it with pfree(), and a malloc()ed one took the server down).
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$node->append_conf('postgresql.conf', "uidgen.max_clock_drift = '2s'\n");
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$node->poll_query_until('postgres',
+	q{SELECT current_setting('uidgen.max_clock_drift') = '2s'});
+is( $node->safe_psql('postgres',
+		q{SELECT current_setting('uidgen.epoch') = '2025-06-01 00:00:00+00' AND snowflake_next() > 0}),
+	't', 'two reloads with an epoch line: the server runs on, epoch unchanged');
+
 $node->stop;
 done_testing();
