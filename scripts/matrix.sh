@@ -118,13 +118,28 @@ test_in_root() {
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
-    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
+    in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
         "/tmp/uidgen/$RUN"
 }
 
 require_root
-trap 'unmount_below "$ROOTS"' EXIT
+# Run a command in a process group of its own and wait for it, so that a
+# signal to this script stops the whole run at once (see cleanup).
+child=
+in_own_group() {
+    setsid "$@" &
+    child=$!
+    wait "$child"
+}
+
+# On any exit: stop what still runs of the suite, then unmount everything.
+cleanup() {
+    [ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null && sleep 2
+    unmount_below "$ROOTS"
+}
+
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 command -v debootstrap >/dev/null || {
     export DEBIAN_FRONTEND=noninteractive
@@ -139,7 +154,7 @@ for major in "${MAJORS[@]}"; do
     start=$SECONDS
     echo "=================== PostgreSQL $major ($suite)"
     if [ "$suite" = host ]; then
-        UIDGEN_PG_MAJOR=$major "$UIDGEN_SRC/$RUN" && rc=0 || rc=$?
+        in_own_group env UIDGEN_PG_MAJOR="$major" "$UIDGEN_SRC/$RUN" && rc=0 || rc=$?
     else
         { ensure_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
         unmount_below "$ROOTS/$suite"
