@@ -43,7 +43,7 @@ majors_of() {
 # Mount what PostgreSQL needs inside root $1.
 mount_root() {
     mountpoint -q "$1/proc" || mount -t proc proc "$1/proc"
-    mountpoint -q "$1/dev" || mount --bind /dev "$1/dev"
+    mountpoint -q "$1/dev" || { mount --bind /dev "$1/dev" && mount --make-rslave "$1/dev"; }
     mountpoint -q "$1/dev/shm" || mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
 }
 
@@ -66,7 +66,7 @@ ensure_root() {
     fi
     echo "== building the Debian $suite root for PostgreSQL $majors (cached in $root)"
     unmount_below "$tmp"
-    rm -rf "$tmp"
+    rm -rf --one-file-system "$tmp"
     mkdir -p "$ROOTS"
     debootstrap --variant=minbase "$suite" "$tmp" "$MIRROR" >"$ROOTS/$suite.log" 2>&1 || {
         tail -n 20 "$ROOTS/$suite.log"
@@ -104,7 +104,7 @@ PIN
     unmount_below "$tmp"
     echo "$stamp" >"$tmp/.uidgen-root"
     unmount_below "$root"
-    rm -rf "$root"
+    rm -rf --one-file-system "$root"
     mv "$tmp" "$root"
 }
 
@@ -124,27 +124,49 @@ test_in_root() {
 }
 
 require_root
-# Run a command in a process group of its own and wait for it, so that a
-# signal to this script stops the whole run at once (see cleanup).
+# Run a command in a process group of its own, for at most $MAJOR_TIMEOUT
+# seconds, and wait for it, so that a signal to this script stops the whole
+# run at once (see cleanup).
+MAJOR_TIMEOUT=${UIDGEN_MAJOR_TIMEOUT:-1500}
 child=
 in_own_group() {
-    setsid "$@" &
+    local rc=0
+    setsid timeout --kill-after=30 "$MAJOR_TIMEOUT" "$@" &
     child=$!
-    wait "$child"
+    wait "$child" || rc=$?
+    child=
+    [ "$rc" -ne 124 ] || echo "== timed out after $MAJOR_TIMEOUT s"
+    return "$rc"
+}
+
+# Kill every process still running inside the roots (servers the tests
+# started detach from the suite's process group).
+kill_in_roots() {
+    local p root
+    root=$(realpath "$ROOTS" 2>/dev/null) || return 0
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/root" 2>/dev/null)" in
+            "$root"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;;
+        esac
+    done
 }
 
 # On any exit: stop what still runs of the suite, then unmount everything.
 cleanup() {
-    [ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null && sleep 2
+    if [ -n "$child" ]; then
+        kill -TERM -- "-$child" 2>/dev/null || true
+        sleep 2
+    fi
+    kill_in_roots
     unmount_below "$ROOTS"
 }
 
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-command -v debootstrap >/dev/null || {
+command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+    apt-get install -y -qq --no-install-recommends debootstrap rsync >/dev/null
 }
 
 declare -A result

@@ -10,7 +10,12 @@
  * rename), normally by the keeper worker when the clock passes the middle
  * of the window; a backend writes it itself only if the clock reaches the
  * mark first.  All writes happen under UidgenShared->lock, but for the last
- * one: when the postmaster exits cleanly it saves the exact last tick.
+ * one: when the postmaster exits cleanly it saves the exact last tick.  The
+ * mark never moves down while the server runs.
+ *
+ * statefile_read_at() and statefile_write_at() also serve upgrade.c, which
+ * in binary-upgrade mode (no other process exists yet) reads and writes
+ * this file and the pg_upgrade hand-off file elsewhere.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -37,8 +42,11 @@
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
 #define STATE_VERSION	2
 
-/* 0.1.0 wrote the same layout: its files must stay readable. */
-StaticAssertDecl(sizeof(StateFileData) == 56 && offsetof(StateFileData, crc) == 52,
+/* 0.1.0's layout, with upgrade_unknown in its padding: its files stay readable. */
+StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
+				 offsetof(StateFileData, rebase_pending) + 1 &&
+				 offsetof(StateFileData, crc) ==
+				 TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, rebase_pending) + 1),
 				 "the layout of uidgen.state changed");
 
 static void statefile_save_exact(int code, Datum arg);
@@ -157,7 +165,11 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	/* promoted, then restarted before the clock moved: the signal file is gone */
 	s->rebase_pending |= d.rebase_pending;
 	pg_atomic_write_u64(&s->hwm, d.hwm);
-	statefile_check_settings(s, &d, floor);
+	/* nothing generates until an operator supplies the old state: keep it so */
+	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+		s->recorded = d.settings;
+	else
+		statefile_check_settings(s, &d, floor);
 	return floor;
 }
 
@@ -178,7 +190,9 @@ statefile_write_at(const char *path, StateFileData *d, int elevel)
 	d->version = STATE_VERSION;
 	d->crc = statefile_crc(d);
 
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	/* O_EXCL: never follow a link planted where the hand-off file goes */
+	(void) unlink(tmp);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
 	if (fd < 0)
 	{
 		ereport(elevel,
@@ -254,7 +268,7 @@ statefile_advance(UidgenShared *s, uint64 tick)
 
 		(void) statefile_write(s, mark, ERROR);
 		pg_atomic_write_u64(&s->hwm, mark);
-		pg_atomic_write_u64(&s->hwm_refresh_at, tick + window / 2);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - window / 2);
 	}
 	LWLockRelease(s->lock);
 }

@@ -202,7 +202,8 @@ define_settings(void)
  * PostgreSQL refuses restart-only settings from a library loaded later, and
  * every function then refuses to run (shmem_get()).  Neither is anything
  * set up in binary-upgrade mode (pg_upgrade), where no ID may be issued and
- * no worker may run: the high-water mark is handed over instead (upgrade.c).
+ * no worker may run: the high-water mark is handed over instead, and a
+ * uidgen loaded later than at start-up refuses to load (upgrade.c).
  */
 void
 _PG_init(void)
@@ -213,7 +214,11 @@ _PG_init(void)
 	char	   *raw_epoch;
 
 	if (!process_shared_preload_libraries_in_progress)
+	{
+		if (IsBinaryUpgrade)
+			upgrade_refuse_late_load();
 		return;
+	}
 
 	raw_worker_id = configured("uidgen.worker_id");
 	raw_worker_bits = configured("uidgen.worker_bits");

@@ -10,6 +10,7 @@
 #ifndef UIDGEN_UPGRADE_H
 #define UIDGEN_UPGRADE_H
 
+extern void upgrade_refuse_late_load(void);
 extern void upgrade_hand_over(void);
 
 #endif							/* UIDGEN_UPGRADE_H */

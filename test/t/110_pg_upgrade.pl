@@ -3,10 +3,13 @@
 # issues IDs, is upgraded, and the new cluster starts with its wall clock an
 # hour behind: every snowflake ID and UUIDv7 it issues is above the old
 # ones, at once (no wait for the clock).  While pg_upgrade runs the server
-# in binary-upgrade mode, uidgen starts no keeper and issues no ID.  And
-# when no mark could be carried over (the hand-off file is not in the
-# socket directory the new cluster sees), the new cluster refuses to
-# generate, with SQLSTATE 55000, until the old state file is copied in.
+# in binary-upgrade mode, uidgen starts no keeper and issues no ID.  When
+# no mark is handed over during the run (the old cluster without uidgen
+# preloaded; a stale hand-off file from an earlier run and the new cluster's
+# own state file do not count), the new cluster refuses to generate, with
+# SQLSTATE 55000, across settings changes and restarts, until the old state
+# file is copied in.  A new cluster without uidgen preloaded makes
+# pg_upgrade stop.
 #
 # Needs an older PostgreSQL major with uidgen installed:
 # UIDGEN_UPGRADE_FROM is its installation directory (for instance
@@ -40,22 +43,38 @@ my ($old_id, $old_u) = split /\|/, $old->safe_psql('postgres',
 	'SELECT max(id), max(u::text) FROM old_ids');
 $old->stop;
 
-# Upgrade $old into a new node of this major; returns the node.
+# Upgrade $old into a new node of this major; returns the node.  Options:
+# preload => 0 leaves uidgen out of the new node's shared_preload_libraries
+# (and expects pg_upgrade to fail); pre_start => 1 starts the new node
+# normally once before the upgrade, so that it has a state file of its own.
 sub upgrade
 {
-	my ($name, $sockdir) = @_;
+	my ($name, $sockdir, %opt) = @_;
+	my $preload = $opt{preload} // 1;
 	my $new = PostgreSQL::Test::Cluster->new($name);
 	$new->init;
-	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n");
-	command_ok(
-		[
-			'pg_upgrade', '--no-sync',
-			'-d', $old->data_dir, '-D', $new->data_dir,
-			'-b', $old->config_data('--bindir'),
-			'-B', $new->config_data('--bindir'),
-			'-s', $sockdir, '-p', $old->port, '-P', $new->port, '--copy'
-		],
-		"pg_upgrade from $from to $name");
+	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n")
+	  if $preload;
+	if ($opt{pre_start})
+	{
+		$new->start;
+		$new->stop;
+		ok(-f $new->data_dir . '/uidgen.state', "$name has a state file of its own");
+	}
+	my @cmd = (
+		'pg_upgrade', '--no-sync',
+		'-d', $old->data_dir, '-D', $new->data_dir,
+		'-b', $old->config_data('--bindir'),
+		'-B', $new->config_data('--bindir'),
+		'-s', $sockdir, '-p', $old->port, '-P', $new->port, '--copy');
+	if ($preload)
+	{
+		command_ok(\@cmd, "pg_upgrade from $from to $name");
+	}
+	else
+	{
+		command_fails(\@cmd, "pg_upgrade to $name without uidgen preloaded fails");
+	}
 	return $new;
 }
 
@@ -109,22 +128,16 @@ is(uidgen_status($new)->{waits}, '0', 'no call waited for real time');
 is(uidgen_status($new)->{state}, 'ok', 'state is ok');
 $new->stop;
 
-# A cluster whose binary-upgrade start finds neither a state file nor a
-# hand-off file cannot know what the old cluster issued.  Here both are
-# removed after an upgrade through another socket directory, and the server
-# is started in binary-upgrade mode as pg_upgrade starts it.
+# The old cluster hands nothing over (here: uidgen not preloaded there while
+# pg_upgrade runs), although the socket directory holds a stale hand-off
+# file from an earlier run and the new cluster has a state file of its own
+# (it was started once before the upgrade): the new cluster cannot know
+# what the old one issued, and refuses to generate.
 my $sock2 = PostgreSQL::Test::Utils::tempdir_short();
-my $lost = upgrade('lost', $sock2);
-ok(-f "$sock2/uidgen.upgrade", 'pg_upgrade left the hand-off file in its socket directory');
-unlink "$sock2/uidgen.upgrade", $lost->data_dir . '/uidgen.state';
-command_ok(
-	[
-		'pg_ctl', '-D', $lost->data_dir, '-l', $lost->logfile, '-w',
-		'-o', "-b -c unix_socket_directories=$sock2", 'start'
-	],
-	'binary-upgrade start with no state file and no hand-off');
-command_ok([ 'pg_ctl', '-D', $lost->data_dir, '-w', '-m', 'fast', 'stop' ],
-	'binary-upgrade mode stopped');
+copy($old->host . '/uidgen.upgrade', "$sock2/uidgen.upgrade") or die "copy: $!";
+utime(time() - 3600, time() - 3600, "$sock2/uidgen.upgrade");
+$old->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+my $lost = upgrade('lost', $sock2, pre_start => 1);
 $lost->start;
 is(uidgen_status($lost)->{state}, 'upgraded without state',
 	'uidgen_status() says the upgrade brought no state');
@@ -136,9 +149,20 @@ like($err, qr/copy the file "uidgen.state" from the old cluster's data directory
 $err = psql_error($lost, 'SELECT uuidv7_next()');
 like($err, qr/55000: uidgen does not know the high-water mark/,
 	'uuidv7_next() refuses too');
+
+# Changing a setting that shapes IDs, and restarting twice, keeps refusing.
+$lost->append_conf('postgresql.conf', "uidgen.worker_id = 5\n");
+$lost->restart;
+$lost->restart;
+is(uidgen_status($lost)->{state}, 'upgraded without state',
+	'after a settings change and two restarts: still upgraded without state');
+$err = psql_error($lost, 'SELECT uuidv7_next()');
+like($err, qr/55000: uidgen does not know the high-water mark/,
+	'uuidv7_next() still refuses');
 $lost->stop;
 
 # Following the hint: the old state file makes it generate above the old IDs.
+$lost->append_conf('postgresql.conf', "uidgen.worker_id = 0\n");
 copy($old->data_dir . '/uidgen.state', $lost->data_dir . '/uidgen.state')
   or die "copy: $!";
 $lost->start;
@@ -146,5 +170,13 @@ is(uidgen_status($lost)->{state}, 'ok', 'with the old state file, state is ok');
 my $id = $lost->safe_psql('postgres', 'SELECT snowflake_next()');
 ok($id > $old_id, 'and IDs are above the old cluster\'s');
 $lost->stop;
+
+# A new cluster without uidgen preloaded could not take the mark over:
+# pg_upgrade's check of the old cluster's libraries stops, saying why.
+my $unloaded = upgrade('unloaded', PostgreSQL::Test::Utils::tempdir_short(), preload => 0);
+my @reports = glob($unloaded->data_dir . '/pg_upgrade_output.d/*/loadable_libraries.txt');
+like(@reports ? slurp_file($reports[0]) : '',
+	qr/uidgen must be in "shared_preload_libraries" of both clusters when pg_upgrade runs/,
+	'the new cluster refuses to load uidgen late, with the reason');
 
 done_testing();
