@@ -150,8 +150,10 @@ $err = psql_error($lost, 'SELECT uuidv7_next()');
 like($err, qr/55000: uidgen does not know the high-water mark/,
 	'uuidv7_next() refuses too');
 
-# Changing a setting that shapes IDs, and restarting twice, keeps refusing.
-$lost->append_conf('postgresql.conf', "uidgen.worker_id = 5\n");
+# Changing a setting that shapes IDs unsafely (a later epoch would be
+# refused on its own, as "settings changed", which leaves uuidv7_next()
+# working), and restarting twice, keeps refusing both.
+$lost->append_conf('postgresql.conf', "uidgen.epoch = '2025-01-01 00:00:00+00'\n");
 $lost->restart;
 $lost->restart;
 is(uidgen_status($lost)->{state}, 'upgraded without state',
@@ -162,7 +164,7 @@ like($err, qr/55000: uidgen does not know the high-water mark/,
 $lost->stop;
 
 # Following the hint: the old state file makes it generate above the old IDs.
-$lost->append_conf('postgresql.conf', "uidgen.worker_id = 0\n");
+$lost->append_conf('postgresql.conf', "uidgen.epoch = '2024-01-01 00:00:00+00'\n");
 copy($old->data_dir . '/uidgen.state', $lost->data_dir . '/uidgen.state')
   or die "copy: $!";
 $lost->start;
