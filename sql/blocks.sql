@@ -186,6 +186,14 @@ SELECT seq_drop('pk');
 SELECT pg_temp.err($$SELECT seq_next('pk')$$);
 SELECT seq_create('pk', start => 1, block_size => 4);
 SELECT seq_next('pk'), seq_next('pk');
+-- also where ordinary triggers do not fire (logical replication apply
+-- workers and many migration tools run with session_replication_role =
+-- replica): blocks 1..4 were cached above, the new sequence starts at 1 again
+SET session_replication_role = replica;
+SELECT seq_drop('pk');
+SELECT seq_create('pk', start => 1, block_size => 4);
+SELECT seq_next('pk'), seq_next('pk');
+RESET session_replication_role;
 -- nor one that was advanced, or altered (blocks of 100: no prefetch yet)
 SELECT seq_create('pk2', block_size => 100);
 SELECT seq_next('pk2');

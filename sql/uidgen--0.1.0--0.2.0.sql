@@ -24,6 +24,13 @@ COMMENT ON FUNCTION @extschema@.uuidv7() IS
 COMMENT ON FUNCTION @extschema@.uuidv7(timestamptz) IS
     'deprecated alias of uuidv7_at(timestamptz), kept for dumps of 0.1.0; on PostgreSQL 18 and later uuidv7(''<literal>'') is ambiguous with PostgreSQL''s uuidv7(interval)';
 
+-- The invalidation triggers fire also under session_replication_role =
+-- replica (logical replication apply workers, many migration tools), where
+-- ordinary triggers do not, and seq_next() went on serving a dropped
+-- sequence's blocks.
+ALTER TABLE @extschema@.id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate;
+ALTER TABLE @extschema@.id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
+
 DO $$
 DECLARE
     saved text := pg_catalog.current_setting('client_min_messages');

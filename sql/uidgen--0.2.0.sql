@@ -139,6 +139,12 @@ CREATE TRIGGER id_sequences_invalidate_all
     AFTER TRUNCATE ON id_sequences
     FOR EACH STATEMENT EXECUTE FUNCTION id_sequences_invalidate();
 
+-- ALWAYS: also under session_replication_role = replica (logical
+-- replication apply workers, many migration tools), where ordinary triggers
+-- do not fire and seq_next() would go on serving a dropped sequence's blocks.
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate;
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
+
 -- The administrative functions run as the extension owner with a fixed
 -- search_path, so that roles granted EXECUTE on them need no privilege on
 -- the table and a hostile search_path cannot redirect them.  Only the owner

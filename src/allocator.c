@@ -663,14 +663,19 @@ alloc_retire(Oid dbid)
 	return idle;
 }
 
+/* Is this process an allocator (whose updates invalidate no cache)? */
+bool
+allocator_is_this_process(void)
+{
+	return my_slot >= 0;
+}
+
 /* Settings of the allocator's own sessions, whatever the configuration. */
 static void
 alloc_configure(void)
 {
 	/* only pg_catalog: the caller's and the database's search_path are moot */
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	/* our own updates must not fire the invalidation trigger */
-	SetConfigOption("session_replication_role", "replica", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* wait for synchronous standbys too, whatever the database sets */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);

@@ -187,8 +187,9 @@ blocks_row_name(HeapTuple tuple, TupleDesc desc)
 
 /*
  * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
- * or dropped sequence must not be served from blocks cached before.  The
- * allocator's own updates do not fire it (session_replication_role).
+ * or dropped sequence must not be served from blocks cached before.  It is
+ * ENABLE ALWAYS, so it fires under session_replication_role = replica too;
+ * the allocator's own updates, which only hand blocks out, are ignored.
  */
 Datum
 seq_invalidate_trigger(PG_FUNCTION_ARGS)
@@ -199,6 +200,8 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "seq_invalidate_trigger: not called by the trigger manager");
+	if (allocator_is_this_process())
+		return PointerGetDatum(NULL);
 	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 	{
 		blockcache_invalidate(MyDatabaseId, NULL);
