@@ -228,7 +228,7 @@ for my $re (
 	qr/^extconfig id_sequences condition=''$/m,
 	qr/^column 01 name type=text notnull=t /m,
 	qr/^index CREATE UNIQUE INDEX id_sequences_pkey /m,
-	qr/^trigger id_sequences_invalidate function=id_sequences_invalidate\(\) enabled=O /m,
+	qr/^trigger id_sequences_invalidate function=id_sequences_invalidate\(\) enabled=A /m,
 	qr/^trigger id_sequences_invalidate_all /m,
 	qr/^table id_sequences kind=r persistence=p .*acl=\{/m)
 {
