@@ -32,9 +32,6 @@
 
 #define KEEPER_NAP_MS 1000
 
-/* Wait event of the keeper between rounds (compat.h). */
-static uint32 we_nap = 0;
-
 /* Register the keeper (from _PG_init, when preloaded). */
 void
 keeper_register(void)
@@ -96,8 +93,7 @@ uidgen_keeper_main(Datum arg)
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 KEEPER_NAP_MS,
-						 uidgen_wait_event(&we_nap, "UidgenKeeperMain"));
+						 KEEPER_NAP_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 	proc_exit(0);

@@ -31,9 +31,10 @@
 typedef enum UidgenStateProblem
 {
 	UIDGEN_STATE_OK,
-	UIDGEN_STATE_CORRUPT,		/* no generator can run */
 	UIDGEN_STATE_SETTINGS_CHANGED,	/* snowflake_next() cannot run */
-	UIDGEN_STATE_UPGRADE_UNKNOWN	/* pg_upgrade without a mark: none can */
+	/* from here on no generator can run (one test on the hot path) */
+	UIDGEN_STATE_CORRUPT,
+	UIDGEN_STATE_UPGRADE_UNKNOWN	/* pg_upgrade without a mark */
 } UidgenStateProblem;
 
 /* Per-process counters: written by their owner only, summed by status. */

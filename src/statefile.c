@@ -299,17 +299,18 @@ statefile_refresh(UidgenShared *s)
 void
 statefile_check_usable(UidgenShared *s)
 {
-	if (unlikely(s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN))
+	if (likely(s->problem < UIDGEN_STATE_CORRUPT))
+		return;
+	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
 				 errdetail("pg_upgrade ran without handing over uidgen's state, so new IDs could repeat the old cluster's."),
 				 errhint("Stop the server, copy the file \"%s\" from the old cluster's data directory into this one, and start the server. If the old cluster never issued IDs with uidgen, remove the file instead.",
 						 UIDGEN_STATE_FILE)));
-	if (unlikely(s->problem == UIDGEN_STATE_CORRUPT))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("uidgen state file \"%s\" is corrupt", UIDGEN_STATE_FILE),
-				 errdetail("uidgen cannot tell which IDs were already issued."),
-				 errhint("Stop the server, make sure the system clock is ahead of every ID issued so far, remove the file from the data directory, and start the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("uidgen state file \"%s\" is corrupt", UIDGEN_STATE_FILE),
+			 errdetail("uidgen cannot tell which IDs were already issued."),
+			 errhint("Stop the server, make sure the system clock is ahead of every ID issued so far, remove the file from the data directory, and start the server.")));
 }

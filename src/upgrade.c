@@ -74,6 +74,17 @@ upgrade_read(const char *path, StateFileData *d)
 	return r == STATE_READ_OK;
 }
 
+/* This cluster's state, or a zero mark under the current settings; false if none. */
+static bool
+upgrade_read_own(StateFileData *own)
+{
+	if (upgrade_read(UIDGEN_STATE_FILE, own))
+		return true;
+	memset(own, 0, sizeof(*own));
+	own->settings = uidgen_settings;
+	return false;
+}
+
 /* Is the hand-off file a regular file of ours, written at or after "since"? */
 static bool
 upgrade_handoff_fresh(const char *path, const struct stat *since)
@@ -95,11 +106,7 @@ upgrade_send(const char *handoff)
 
 	if (handoff == NULL)
 		return;					/* the new cluster will refuse */
-	if (!upgrade_read(UIDGEN_STATE_FILE, &own))
-	{
-		memset(&own, 0, sizeof(own));
-		own.settings = uidgen_settings;
-	}
+	(void) upgrade_read_own(&own);
 	(void) statefile_write_at(handoff, &own, ERROR);
 	ereport(LOG,
 			(errmsg("uidgen handed its high-water mark over to pg_upgrade in \"%s\"", handoff)));
@@ -111,16 +118,11 @@ upgrade_receive(const char *handoff, const struct stat *run_start)
 {
 	StateFileData own;
 	StateFileData old;
-	bool		have_own = upgrade_read(UIDGEN_STATE_FILE, &own);
+	bool		have_own = upgrade_read_own(&own);
 
 	if (handoff == NULL || !upgrade_handoff_fresh(handoff, run_start) ||
 		!upgrade_read(handoff, &old))
 	{
-		if (!have_own)
-		{
-			memset(&own, 0, sizeof(own));
-			own.settings = uidgen_settings;
-		}
 		own.upgrade_unknown = true;
 		(void) statefile_write_at(UIDGEN_STATE_FILE, &own, ERROR);
 		ereport(WARNING,
