@@ -54,12 +54,12 @@ static void statefile_save_exact(int code, Datum arg);
 /* Wait event while the state file is written and synced (compat.h). */
 static uint32 we_sync = 0;
 
-/* How far ahead of the clock the mark is written. */
-static uint64
-statefile_window(void)
-{
-	return Max(UIDGEN_MS_TO_TICKS(2000), 2 * uidgen_drift_ticks());
-}
+/*
+ * How far ahead of the clock the mark is written: a fixed two seconds, so
+ * that the wait after a crash (up to one window) does not grow with
+ * uidgen.max_clock_drift.
+ */
+#define STATE_WINDOW UIDGEN_MS_TO_TICKS(2000)
 
 /* CRC of the file's contents. */
 static pg_crc32c
@@ -252,23 +252,22 @@ statefile_save_exact(int code, Datum arg)
 /*
  * If "tick" is past the refresh point, durably write a mark a window beyond
  * it and publish it.  Re-checked under the lock, so that callers racing past
- * the same point write the file once.  The mark never moves down: the
- * window shrinks when uidgen.max_clock_drift is lowered, while a backend
- * that has not reloaded yet may still rely on the larger one.
+ * the same point write the file once.  The mark never moves down: a tick
+ * past the refresh point is above the mark less half a window, so the new
+ * mark is above the old one.
  */
 static void
 statefile_advance(UidgenShared *s, uint64 tick)
 {
-	uint64		window = statefile_window();
-
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
 	{
-		uint64		mark = Max(tick + window, pg_atomic_read_u64(&s->hwm));
+		uint64		mark = tick + STATE_WINDOW;
 
+		Assert(mark > pg_atomic_read_u64(&s->hwm));
 		(void) statefile_write(s, mark, ERROR);
 		pg_atomic_write_u64(&s->hwm, mark);
-		pg_atomic_write_u64(&s->hwm_refresh_at, mark - window / 2);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
 	}
 	LWLockRelease(s->lock);
 }

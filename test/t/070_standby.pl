@@ -48,7 +48,7 @@ sub ahead
 }
 
 # A base backup carries the primary's uidgen.state, whose mark lies up to
-# max(2 s, 2 x max_clock_drift) ahead of the primary's clock when the
+# 2 s (one window) ahead of the primary's clock when the
 # backup is taken; a standby made from an older backup (the usual case) has
 # a mark far behind.  Remove it, so that only the post-promotion jump can
 # keep the promoted server above the old primary.
