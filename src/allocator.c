@@ -43,10 +43,12 @@
 #include <limits.h>
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -670,10 +672,22 @@ allocator_is_this_process(void)
 	return my_slot >= 0;
 }
 
-/* Settings of the allocator's own sessions, whatever the configuration. */
+/*
+ * Settings of the allocator's own sessions, whatever the configuration and
+ * the database's own settings (ALTER DATABASE ... SET, which its owner may
+ * use) say.
+ */
 static void
 alloc_configure(void)
 {
+	StartTransactionCommand();
+	/* the bootstrap superuser, as connected: not a role the database names */
+	SetConfigOption("session_authorization",
+					GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false),
+					PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("role", "none", PGC_SUSET, PGC_S_OVERRIDE);
+	/* errors are caught and retried or reported, not the allocator's end */
+	SetConfigOption("exit_on_error", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	/* only pg_catalog: the caller's and the database's search_path are moot */
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
@@ -683,6 +697,7 @@ alloc_configure(void)
 	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("application_name", "uidgen allocator", PGC_SUSET, PGC_S_OVERRIDE);
+	CommitTransactionCommand();
 }
 
 /* Take every pending request of the database, and the cache refills. */
@@ -981,13 +996,16 @@ alloc_serve_all(AllocWork *works, int nworks)
 static void
 alloc_fail_all(AllocWork *works, int nworks, ErrorData *edata)
 {
+	const char *msg = edata->message ? edata->message : "";
+
 	for (int i = 0; i < nworks; i++)
 	{
 		memset(&works[i].result, 0, sizeof(AllocResult));
 		works[i].result.outcome = ALLOC_FAILED;
 		works[i].result.sqlerrcode = edata->sqlerrcode;
-		strlcpy(works[i].result.message, edata->message ? edata->message : "",
-				ALLOC_MSG_LEN);
+		/* clipped at a character boundary */
+		memcpy(works[i].result.message, msg,
+			   pg_mbcliplen(msg, strlen(msg), ALLOC_MSG_LEN - 1));
 	}
 }
 

@@ -2,7 +2,9 @@
 # they stream reservations), get a clear timeout error instead of hanging
 # when it is stuck, and recover after it is SIGKILLed (crash restart).  Also:
 # one allocator per database within uidgen.block_databases, idle allocators
-# exit, and the refusals on a standby (25006) and without preloading (55000).
+# exit, a database owner's settings do not reach the allocator, its errors
+# reach the caller clipped at a character boundary, and the refusals on a
+# standby (25006) and without preloading (55000).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -128,7 +130,46 @@ is($node->safe_psql('db3', "SELECT first_id FROM seq_reserve_block('s')"), '1',
 is($node->safe_psql('postgres', 'DROP DATABASE db3; SELECT 1'), '1',
     'a database with an allocator can be dropped');
 
-# 6. On a hot standby: 25006.
+# 6. A database owner's settings for the database do not reach the
+# allocator, which runs as the bootstrap superuser: neither a role nor a
+# session authorization nor exit_on_error (every error, even a retried
+# serialization failure, would end the allocator), nor a multibyte error
+# message longer than the allocator passes on (160 bytes) split in the
+# middle of a character.
+$node->safe_psql('postgres', q{
+    CREATE ROLE alice LOGIN;
+    CREATE DATABASE owned OWNER alice ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0});
+$node->safe_psql('owned', q{
+    CREATE EXTENSION uidgen;
+    SELECT seq_create('s', block_size => 10);
+    CREATE TABLE who (cu name, su name);
+    CREATE FUNCTION note_who() RETURNS trigger LANGUAGE plpgsql
+        AS $$BEGIN INSERT INTO public.who VALUES (current_user, session_user); RETURN NEW; END$$;
+    CREATE TRIGGER note_who AFTER UPDATE ON id_sequences FOR EACH ROW EXECUTE FUNCTION note_who();});
+for my $set ("role = 'alice'", "session_authorization = 'alice'", 'exit_on_error = on')
+{
+    ($ret, $out, $err) = $node->psql('owned', "SET ROLE alice; ALTER DATABASE owned SET $set;");
+    is($ret, 0, "the owner may set $set for the database") or diag($err);
+}
+($ret, $out, $err) = $node->psql('owned', "SELECT first_id, last_id FROM seq_reserve_block('s')",
+    extra_params => [ '-U', 'alice' ]);
+is($out, '1|10', "the owner's settings do not stop reservations") or diag($err);
+$node->safe_psql('owned', 'ALTER DATABASE owned RESET role; ALTER DATABASE owned RESET session_authorization');
+is($node->safe_psql('owned', 'SELECT cu, su FROM who'), 'postgres|postgres',
+    'the allocator ran as the bootstrap superuser, current and session user');
+$node->safe_psql('owned', q{
+    CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql
+        AS $$BEGIN RAISE EXCEPTION '%', repeat(U&'\00E9', 100); END$$;
+    CREATE TRIGGER refuse BEFORE UPDATE ON id_sequences FOR EACH ROW EXECUTE FUNCTION refuse();});
+# (exit_on_error still set: the allocator must report the error, not die of it)
+($ret, $out, $err) = $node->psql('owned', "SELECT * FROM seq_reserve_block('s')");
+my $bytes = $err;
+ok(utf8::decode($bytes), "the allocator's clipped error message is valid UTF-8") or diag($err);
+like($bytes, qr/could not reserve IDs from block sequence "s": \x{e9}{79}$/m,
+    'and holds as many whole characters as fit');
+$node->safe_psql('owned', 'DROP TRIGGER refuse ON id_sequences; ALTER DATABASE owned RESET ALL');
+
+# 7. On a hot standby: 25006.
 $node->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('blocks_standby');
 $standby->init_from_backup($node, 'b', has_streaming => 1);
@@ -141,7 +182,7 @@ like($err, qr/25006: cannot execute seq_reserve_block\(\) during recovery/,
 like($err, qr/25006: cannot execute seq_next\(\) during recovery/, 'seq_next() on a standby: 25006');
 $standby->stop;
 
-# 7. Not preloaded: the library loads harmlessly, the C functions refuse
+# 8. Not preloaded: the library loads harmlessly, the C functions refuse
 # with 55000 and a hint (the backend survives), and the administration
 # functions, plain SQL, still work.
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
