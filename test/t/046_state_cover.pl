@@ -1,0 +1,109 @@
+# Guarantee: no ID is returned before the mark that covers it is on disk,
+# whether or not the keeper is running.  The keeper normally writes the
+# mark long before the clock reaches it, so a crash never lands in the gap;
+# here the keeper is held with SIGSTOP instead, and the clock is driven past
+# the mark: the backends must write the mark themselves, synchronously,
+# before they hand out an ID beyond it, and must not stall.
+#
+# While the keeper is stopped nothing else writes the state file, so the
+# file read right after each call shows what was durable when it returned.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use lib 'test';
+use UidgenTest;
+
+my $node = uidgen_node('cover', fsync => 'on');
+
+my ($pm) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+
+# The postmaster's "uidgen keeper" child, by its process title.
+sub keeper_pid
+{
+	for my $dir (glob '/proc/[0-9]*')
+	{
+		my ($stat, $cmd);
+		next unless open my $fh, '<', "$dir/stat";
+		$stat = <$fh>;
+		close $fh;
+		next unless defined $stat && $stat =~ /^\d+ \(.*\) \S+ (\d+)/ && $1 == $pm;
+		next unless open $fh, '<', "$dir/cmdline";
+		$cmd = <$fh> // '';
+		close $fh;
+		return ($dir =~ m{(\d+)$})[0] if $cmd =~ /uidgen keeper/;
+	}
+	return undef;
+}
+
+# The process state letter (T when stopped).
+sub proc_state
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return '';
+	my $stat = <$fh>;
+	close $fh;
+	return $stat =~ /^\d+ \(.*\) (\S)/ ? $1 : '';
+}
+
+# The first call writes the mark itself; then leave the server idle for a
+# moment, so that the keeper has nothing to write (it then holds uidgen's
+# lock only for an instant per second, and is stopped outside it).
+$node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
+my $keeper;
+my $deadline = time + 10;
+until (defined($keeper = keeper_pid()) || time > $deadline)
+{
+	usleep(50_000);
+}
+ok(defined $keeper, 'found the keeper process') or BAIL_OUT('no keeper');
+usleep(1_200_000);
+
+kill 'STOP', $keeper;
+END { kill 'CONT', $keeper if $keeper; }
+$deadline = time + 10;
+usleep(10_000) until proc_state($keeper) eq 'T' || time > $deadline;
+is(proc_state($keeper), 'T', 'the keeper is stopped');
+my $mark0 = read_state_file($node)->{hwm_ms};
+
+# Generate for 4.5 s, more than two windows (2 s) of clock.  After each
+# call, the mark on disk must cover the IDs it returned.
+my ($calls, @beyond, $first_ms, $last_ms, $max_id, $max_u) = (0);
+my $t0 = time;
+while (time < $t0 + 4.5)
+{
+	my @rows = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres',
+		'SELECT snowflake_next(), uuidv7_next() FROM generate_series(1, 20)',
+		timeout => 60);
+	my $disk = read_state_file($node)->{hwm_ms};
+	$calls++;
+	for my $r (@rows)
+	{
+		my ($sf, $uu) = (snowflake_ms($r->[0]), uuid_ms($r->[1]));
+		push @beyond, "snowflake $r->[0] ($sf ms) > mark $disk" if $sf > $disk;
+		push @beyond, "uuid $r->[1] ($uu ms) > mark $disk" if $uu > $disk;
+		$first_ms //= $sf;
+		$last_ms = $sf;
+	}
+	$max_id = max_snowflake($max_id, map { $_->[0] } @rows);
+	$max_u = max_uuid($max_u, map { $_->[1] } @rows);
+	usleep(20_000);
+}
+is(proc_state($keeper), 'T', 'the keeper stayed stopped throughout');
+ok(!@beyond, "every ID returned was at or below the mark on disk ($calls calls)")
+  or diag(scalar(@beyond) . " beyond, first: $beyond[0]");
+cmp_ok($last_ms - $first_ms, '>=', 3000,
+	'generation did not stall while the keeper was stopped');
+my $mark1 = read_state_file($node)->{hwm_ms};
+cmp_ok($mark1, '>', $mark0 + 2000,
+	'the backends moved the mark on disk past the one the keeper left');
+
+kill 'CONT', $keeper;
+$node->restart;
+my ($id, $u) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
+ok($id > $max_id && $u gt $max_u, 'after a restart, IDs continue above');
+$node->stop;
+done_testing();
