@@ -1,12 +1,19 @@
-# Block sequences survive kill -9: clients stream reservations (and
-# seq_next() values) while the allocator, the process that commits them, is
-# killed with SIGKILL, so that the postmaster resets shared memory (and the
-# WAL buffers in it) and runs crash recovery; afterwards no new block
-# overlaps any block a client had received.
+# Block sequences survive kill -9 of the allocator, the process that commits
+# them, even when it dies in the middle of its commit: a block is handed out
+# only once its reservation is committed (and flushed), so no block handed
+# out before the crash is handed out again after crash recovery.
 #
-# synchronous_commit is off and the WAL writer lazy, so a reservation would
-# be lost in the crash unless the allocator commits it durably before
-# handing it out.
+# The window is held open deterministically: a deferred constraint trigger on
+# id_sequences makes the allocator's commit wait on an advisory lock that the
+# test holds, once its round includes a reservation of sequence "held".
+# While the allocator sits in that commit (its UPDATE done, no commit record
+# yet), the client asking for "held" must still be waiting; then the
+# allocator is SIGKILLed, so that the postmaster resets shared memory (and
+# the WAL buffers in it) and runs crash recovery.  Meanwhile other clients
+# stream reservations and seq_next() values, with synchronous_commit off and
+# a lazy WAL writer, so that an allocator that did not force its commits to
+# disk would lose some of them in the crash.  Afterwards no block overlaps
+# one any client received.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -23,15 +30,27 @@ synchronous_commit = off
 wal_writer_delay = 10s
 wal_writer_flush_after = 1GB
 restart_after_crash = on
+uidgen.block_timeout = '10min'
 });
 $node->start;
 $node->safe_psql('postgres', q{
     CREATE EXTENSION uidgen;
     SELECT seq_create('crash', block_size => 97);
     SELECT seq_create('crash_next', block_size => 13);
+    SELECT seq_create('held', block_size => 1000);
+    -- holds a commit of the allocator that updated "held", before its
+    -- commit record, while the test holds advisory lock 4242
+    CREATE FUNCTION hold_allocator() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF current_setting('application_name') = 'uidgen allocator' THEN
+            PERFORM pg_catalog.pg_advisory_xact_lock(4242);
+        END IF;
+        RETURN NULL;
+    END $$;
 });
 
-# Client scripts: many reservations, one per statement and transaction.
+# Streaming clients: reservations, one per statement and transaction, and
+# seq_next() values.  They stop at the crash (ON_ERROR_STOP).
 my $dir = $PostgreSQL::Test::Utils::tmp_check;
 my %script = (
     reserve => "SELECT first_id, last_id FROM seq_reserve_block('crash');\n"
@@ -44,8 +63,8 @@ for my $i (1 .. 4)
     my $kind = $i == 4 ? 'next' : 'reserve';
     my $sql = "$dir/blocks_crash_$i.sql";
     my $out = "$dir/blocks_crash_$i.out";
-    PostgreSQL::Test::Utils::append_to_file($sql, $script{$kind} x 200000);
-    unlink $out;
+    unlink $sql, $out;
+    PostgreSQL::Test::Utils::append_to_file($sql, $script{$kind} x 100000);
     my $h = IPC::Run::start(
         [ 'psql', '-X', '-At', '-v', 'ON_ERROR_STOP=1',
           '-d', $node->connstr('postgres'), '-f', $sql ],
@@ -54,27 +73,63 @@ for my $i (1 .. 4)
     push @outputs, [ $kind, $out ];
 }
 
-# Let them stream for a while, then kill the postmaster mid-flight.
-my $deadline = time() + 60;
-while (time() < $deadline)
-{
-    my $lines = 0;
+# Let them stream until each has had a few hundred answers.
+my $streamed = sub {
     for my $o (@outputs)
     {
-        $lines += -s $o->[1] // 0;
+        my $lines = () = PostgreSQL::Test::Utils::slurp_file($o->[1]) =~ /\n/g;
+        return 0 if $lines < 300;
     }
-    last if $lines > 200000;    # bytes, roughly 10000 answers
-    usleep(100_000);
-}
-my $victim = $node->safe_psql('postgres',
+    return 1;
+};
+my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+usleep(100_000) while !$streamed->() && time() < $deadline;
+ok($streamed->(), 'every streaming client received answers');
+
+# Hold the commit of the next round that reserves from "held".
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('SELECT pg_advisory_lock(4242)');
+$node->safe_psql('postgres', q{
+    CREATE CONSTRAINT TRIGGER hold_allocator AFTER UPDATE ON id_sequences
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+        WHEN (OLD.name = 'held') EXECUTE FUNCTION hold_allocator();
+});
+
+my ($held_out, $held_err) = ('', '');
+my $held = do {
+    local $ENV{PGAPPNAME} = 'held client';
+    IPC::Run::start(
+        [ 'psql', '-XAt', '-d', $node->connstr('postgres'),
+          '-c', "SELECT first_id || '|' || last_id FROM seq_reserve_block('held')" ],
+        '>', \$held_out, '2>', \$held_err);
+};
+ok($node->poll_query_until('postgres', q{
+    SELECT count(*) = 1 FROM pg_stat_activity
+    WHERE backend_type = 'uidgen allocator'
+      AND wait_event_type = 'Lock' AND wait_event = 'advisory'}),
+    'the allocator is held in its commit of the round reserving from "held"');
+my $allocator = $node->safe_psql('postgres',
     "SELECT pid FROM pg_stat_activity WHERE backend_type = 'uidgen allocator'");
-like($victim, qr/^\d+$/, 'the allocator is running');
-kill 'KILL', $victim;
-$_->finish for @clients;
+$held->pump_nb;
+is($node->safe_psql('postgres', q{
+    SELECT state || ' ' || wait_event_type FROM pg_stat_activity
+    WHERE application_name = 'held client'}),
+    'active Extension',
+    'the client asking for "held" is still waiting while the commit is held');
+$held->pump_nb;
+is($held_out, '', 'and has received no range');
+
+# SIGKILL in the middle of the commit: crash restart.
+my $log_offset = -s $node->logfile;
+kill 'KILL', $allocator;
+$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
 $node->poll_query_until('postgres', 'SELECT 1', '1')
   or die 'the server did not come back';
-like(PostgreSQL::Test::Utils::slurp_file($node->logfile),
-    qr/terminated by signal 9/, 'the server went through a crash restart');
+pass('the server went through a crash restart');
+eval { $held->finish; };
+eval { $holder->quit; };
+$_->finish for @clients;
+$node->safe_psql('postgres', 'DROP TRIGGER hold_allocator ON id_sequences');
 
 # What the clients received before the crash.
 my (@blocks, @singles);
@@ -93,8 +148,8 @@ for my $o (@outputs)
         }
     }
 }
-cmp_ok(scalar(@blocks), '>', 100, 'clients received blocks before the crash');
-cmp_ok(scalar(@singles), '>', 100, 'a client received seq_next() values before the crash');
+my @held_blocks = map { /^(\d+)\|(\d+)$/ ? [ $1, $2 ] : () } split /\n/, $held_out;
+is(scalar(@held_blocks), 0, 'the client asking for "held" never received a range');
 
 # Received blocks are disjoint among themselves.
 my @sorted = sort { $a->[0] <=> $b->[0] } @blocks;
@@ -103,27 +158,30 @@ for my $i (1 .. $#sorted)
 {
     $overlaps++ if $sorted[$i][0] <= $sorted[ $i - 1 ][1];
 }
-is($overlaps, 0, 'received blocks are disjoint');
+is($overlaps, 0, 'blocks received before the crash are disjoint');
 my %seen;
 my $repeats = grep { $seen{$_}++ } @singles;
-is($repeats, 0, 'received seq_next() values are unique');
+is($repeats, 0, 'seq_next() values received before the crash are unique');
 
 my $max_block = $sorted[-1][1];
 my $max_single = (sort { $a <=> $b } @singles)[-1];
 
 # After recovery, the sequences go on above everything handed out.
-my $next = $node->safe_psql('postgres',
-    "SELECT next_block_start FROM id_sequences WHERE name = 'crash'");
-cmp_ok($next, '>', $max_block, 'next_block_start is above every received block');
-
-my $after = $node->safe_psql('postgres', q{
+cmp_ok($node->safe_psql('postgres',
+    "SELECT next_block_start FROM id_sequences WHERE name = 'crash'"),
+    '>', $max_block, 'next_block_start of "crash" is above every received block');
+cmp_ok($node->safe_psql('postgres', q{
     SELECT min(first_id) FROM generate_series(1, 20),
-        LATERAL seq_reserve_block('crash', 3 + generate_series)});
-cmp_ok($after, '>', $max_block, 'new blocks do not overlap received ones');
+        LATERAL seq_reserve_block('crash', 3 + generate_series)}),
+    '>', $max_block, 'new blocks of "crash" do not overlap received ones');
+cmp_ok($node->safe_psql('postgres', q{
+    SELECT min(seq_next('crash_next')) FROM generate_series(1, 50)}),
+    '>', $max_single, 'new seq_next() values are above received ones');
 
-my $after_single = $node->safe_psql('postgres', q{
-    SELECT min(seq_next('crash_next')) FROM generate_series(1, 50)});
-cmp_ok($after_single, '>', $max_single, 'new seq_next() values are above received ones');
+my ($first, $last) = split /\|/, $node->safe_psql('postgres',
+    "SELECT first_id, last_id FROM seq_reserve_block('held')");
+my $held_overlaps = grep { $_->[0] <= $last && $first <= $_->[1] } @held_blocks;
+is($held_overlaps, 0, 'the first block of "held" after the crash overlaps nothing received');
 
 $node->stop;
 done_testing();

@@ -2,6 +2,13 @@
 # extension): after a round trip, into another database or in place of the
 # original, the next block of every sequence is above every block handed
 # out before, including the ones seq_next() had cached.
+#
+# Restored in place of the original, the database is recreated with the OID
+# of the dropped one, whose shared cache entries (keyed by database OID and
+# name) still held blocks of seq_next() and whose allocator was running:
+# dropping the database must forget them, so that seq_next() in the restored
+# database starts at the restored row's next_block_start instead of going on
+# with IDs cached for the dropped database.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -50,12 +57,25 @@ cmp_ok($node->safe_psql('dst', "SELECT first_id FROM seq_reserve_block('small')"
 is($node->safe_psql('dst', "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'id_sequences'::regclass"),
     '2', 'the invalidation triggers exist once');
 
-# In place of the original (dropped and restored under the same name), so
-# that nothing cached for the old database may leak into the new one.
+# In place of the original (dropped and restored under the same name and
+# OID), so that nothing cached for the old database may leak into the new
+# one.  The old database has live cache state: "orders" has IDs left in its
+# cached block (30 of 100 served), and its allocator is running.
+my $oid = $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'src'");
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM pg_stat_activity
+    WHERE backend_type = 'uidgen allocator' AND datname = 'src'}),
+    '1', 'the database to be dropped has a running allocator');
 $node->safe_psql('postgres', 'DROP DATABASE src');
-$node->safe_psql('postgres', 'CREATE DATABASE src');
+$node->safe_psql('postgres', "CREATE DATABASE src OID = $oid");
+is($node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'src'"),
+    $oid, 'the database is recreated with the OID of the dropped one');
 command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('src'), $dump ],
     'pg_restore in place of the dropped database');
+my $restored = $node->safe_psql('src',
+    "SELECT next_block_start FROM id_sequences WHERE name = 'orders'");
+is($node->safe_psql('src', "SELECT seq_next('orders')"), $restored,
+    'the first seq_next() after the restore is the restored next_block_start, not an ID cached for the dropped database');
 my $overlaps = $node->safe_psql('src', q{
     WITH fresh AS (
         SELECT 'orders' AS seq, * FROM seq_reserve_block('orders', 3)
