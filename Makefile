@@ -15,6 +15,8 @@ OBJS = \
 	src/status.o \
 	src/blocks.o \
 	src/allocator.o \
+	src/allocsql.o \
+	src/allocworker.o \
 	src/blockcache.o \
 	src/upgrade.o
 

@@ -1,30 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * allocator.c
- *	  The block allocator: background workers that reserve ranges of block
- *	  sequences for backends, and the protocol backends use to ask them.
+ *	  The block allocator's shared state: the database slots its workers
+ *	  run in, and the protocol backends use to ask them for IDs.
  *
  * Each database in use has one dynamic background worker, the "uidgen
- * allocator", started by the first backend that needs it (in one of
- * uidgen.block_databases slots) and gone after uidgen.allocator_idle_timeout
- * without work, or when its database is dropped.  A backend posts a request
- * in its own slot (indexed by its PGPROC number), sets the allocator's
- * latch and sleeps on its own latch, interruptibly and for at most
- * uidgen.block_timeout.
- *
- * The allocator takes every pending request of its database, with the
- * refills the seq_next() cache asked for (blockcache.c), and serves them in
- * one REPEATABLE READ transaction: per sequence, however many requests
- * there are, one UPDATE of id_sequences that locks the row with a SKIP
- * LOCKED subquery, or, if that does not apply (row locked, missing or out
- * of room), one SELECT ... FOR UPDATE SKIP LOCKED and one UPDATE.  It
- * commits with a forced synchronous commit and only then hands each
- * requester its own sub-range, so a block is durable before anyone
- * sees it: neither a caller's rollback nor a crash can hand it out twice.
- * A serialization failure retries the whole transaction.  A row locked by
- * another transaction is reported back with the locker's xid; the backend
- * waits for that transaction itself (a lock wait like any other) and asks
- * again, so the allocator never waits on a caller's transaction.
+ * allocator" (allocworker.c), started by the first backend that needs it
+ * (in one of uidgen.block_databases slots) and gone after
+ * uidgen.allocator_idle_timeout without work, or when its database is
+ * dropped.  A backend posts a request in its own slot (indexed by its
+ * PGPROC number), sets the allocator's latch and sleeps on its own latch,
+ * interruptibly and for at most uidgen.block_timeout.  A row locked by
+ * another transaction comes back with the locker's xid; the backend waits
+ * for that transaction itself (a lock wait like any other) and asks again.
  *
  * Locking: AllocShared.lock protects every slot and every request.  A
  * request moves FREE -> PENDING (its backend) -> TAKEN -> DONE (the
@@ -43,30 +31,17 @@
 #include <limits.h>
 
 #include "access/xact.h"
-#include "catalog/pg_authid.h"
-#include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
-#include "commands/extension.h"
-#include "executor/spi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
-#include "tcop/tcopprot.h"
-#include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "allocator.h"
-#include "blockcache.h"
 #include "compat.h"
 #include "shmem.h"
 
@@ -121,18 +96,12 @@ int			uidgen_allocator_idle_timeout = 60;
 
 static AllocShared *alloc_shared = NULL;
 
-/* Wait events of a requester and of an idle allocator (compat.h). */
+/* Wait event of a requester (compat.h). */
 static uint32 we_request = 0;
-static uint32 we_idle = 0;
 
-/* The allocator's own state (in the worker process only). */
+/* In an allocator worker: its slot, and the token of its launch. */
 static int	my_slot = -1;
 static uint64 my_token = 0;
-static Oid	plan_ext = InvalidOid;
-static SPIPlanPtr plan_fast = NULL;
-static SPIPlanPtr plan_lock = NULL;
-static SPIPlanPtr plan_find = NULL;
-static SPIPlanPtr plan_update = NULL;
 
 /* Define uidgen.block_timeout, uidgen.block_databases and the idle timeout. */
 void
@@ -475,13 +444,6 @@ alloc_ms_until(TimestampTz when, TimestampTz now)
 	return (long) ((when - now + 999) / 1000);
 }
 
-/* Milliseconds left before a deadline. */
-static long
-alloc_ms_left(TimestampTz deadline)
-{
-	return alloc_ms_until(deadline, GetCurrentTimestamp());
-}
-
 /* Post one request and wait for its answer (any outcome). */
 static void
 alloc_ask(const char *name, int64 n, AllocResult *res)
@@ -590,13 +552,42 @@ allocator_raise(const char *name, const AllocResult *res)
 }
 
 /* ---------------------------------------------------------------------
- * The allocator worker
+ * For the allocator worker (allocworker.c): its slot and the requests
  * ---------------------------------------------------------------------
  */
 
-/* before_shmem_exit callback: leave the slot and wake everyone waiting. */
-static void
-alloc_detach(int code, Datum arg)
+/*
+ * Take over a slot as its allocator; InvalidOid if the shared state is
+ * missing or another launch superseded this one, else the database.
+ */
+Oid
+allocator_attach(int slot, uint32 generation)
+{
+	AllocSlot  *s;
+	Oid			dbid = InvalidOid;
+
+	if (alloc_shared == NULL)
+		return InvalidOid;
+	s = &alloc_shared->slots[slot];
+	LWLockAcquire(alloc_shared->lock, LW_EXCLUSIVE);
+	if (s->generation == generation && s->procno < 0 && s->launching)
+	{
+		s->procno = UIDGEN_MY_PROCNO;
+		s->launching = false;
+		dbid = s->dbid;
+	}
+	LWLockRelease(alloc_shared->lock);
+	if (OidIsValid(dbid))
+	{
+		my_slot = slot;
+		my_token = alloc_token_of(slot, generation);
+	}
+	return dbid;
+}
+
+/* Leave the slot and wake the backends waiting on it; returns the database. */
+Oid
+allocator_detach(void)
 {
 	AllocRequest *reqs = alloc_requests();
 	AllocSlot  *s = &alloc_shared->slots[my_slot];
@@ -618,46 +609,26 @@ alloc_detach(int code, Datum arg)
 
 	for (int i = 0; i < nwake; i++)
 		SetLatch(&ProcGlobal->allProcs[wake[i]].procLatch);
-	blockcache_wake_database(dbid);
-}
-
-/* Take over a slot as its allocator; exit if another launch superseded us. */
-static Oid
-alloc_attach(int slot, uint32 generation)
-{
-	AllocSlot  *s = &alloc_shared->slots[slot];
-	Oid			dbid = InvalidOid;
-
-	LWLockAcquire(alloc_shared->lock, LW_EXCLUSIVE);
-	if (s->generation == generation && s->procno < 0 && s->launching)
-	{
-		s->procno = UIDGEN_MY_PROCNO;
-		s->launching = false;
-		dbid = s->dbid;
-	}
-	LWLockRelease(alloc_shared->lock);
-	if (!OidIsValid(dbid))
-		proc_exit(0);
-	my_slot = slot;
-	my_token = alloc_token_of(slot, generation);
 	return dbid;
 }
 
 /*
- * Leave the slot if nothing is pending, so that the next request starts a
- * new allocator instead of waking this one as it exits.
+ * Leave the slot if nothing is pending, neither a request nor other work
+ * (checked again under the lock, which backends take to see whether the
+ * allocator is alive), so that the next request starts a new allocator
+ * instead of waking this one as it exits.
  */
-static bool
-alloc_retire(Oid dbid)
+bool
+allocator_retire(Oid dbid, bool (*other_work) (Oid dbid))
 {
 	AllocRequest *reqs = alloc_requests();
-	bool		idle = !blockcache_has_requests(dbid);
+	bool		idle = !other_work(dbid);
 
 	LWLockAcquire(alloc_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; idle && i < alloc_shared->nrequests; i++)
 		if (reqs[i].dbid == dbid && reqs[i].state == REQ_PENDING)
 			idle = false;
-	if (idle && !blockcache_has_requests(dbid))
+	if (idle && !other_work(dbid))
 		alloc_shared->slots[my_slot].procno = -1;
 	else
 		idle = false;
@@ -672,37 +643,30 @@ allocator_is_this_process(void)
 	return my_slot >= 0;
 }
 
-/*
- * Settings of the allocator's own sessions, whatever the configuration and
- * the database's own settings (ALTER DATABASE ... SET, which its owner may
- * use) say.
- */
-static void
-alloc_configure(void)
+/* The token of this allocator's launch. */
+uint64
+allocator_my_token(void)
 {
-	StartTransactionCommand();
-	/* the bootstrap superuser, as connected: not a role the database names */
-	SetConfigOption("session_authorization",
-					GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false),
-					PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("role", "none", PGC_SUSET, PGC_S_OVERRIDE);
-	/* errors are caught and retried or reported, not the allocator's end */
-	SetConfigOption("exit_on_error", "off", PGC_SUSET, PGC_S_OVERRIDE);
-	/* only pg_catalog: the caller's and the database's search_path are moot */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
-	/* wait for synchronous standbys too, whatever the database sets */
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("application_name", "uidgen allocator", PGC_SUSET, PGC_S_OVERRIDE);
-	CommitTransactionCommand();
+	return my_token;
 }
 
-/* Take every pending request of the database, and the cache refills. */
-static int
-alloc_collect(Oid dbid, AllocWork *works, int max)
+/* Has this allocator's database been dropped? */
+bool
+allocator_exit_requested(void)
+{
+	return alloc_shared->slots[my_slot].exit_requested;
+}
+
+/* How many backend requests can be pending at once. */
+int
+allocator_max_requests(void)
+{
+	return alloc_shared->nrequests;
+}
+
+/* Take the pending requests of the database, at most max, into works. */
+int
+allocator_take_requests(Oid dbid, AllocWork *works, int max)
 {
 	AllocRequest *reqs = alloc_requests();
 	int			n = 0;
@@ -725,358 +689,12 @@ alloc_collect(Oid dbid, AllocWork *works, int max)
 		w->ticket = req->ticket;
 	}
 	LWLockRelease(alloc_shared->lock);
-	n += blockcache_collect(dbid, my_token, works + n, max - n);
-	for (int i = 0; i < n; i++)
-		works[i].order = i;
 	return n;
 }
 
-/* qsort comparator: group the work by sequence, in arrival order. */
-static int
-alloc_work_cmp(const void *a, const void *b)
-{
-	const AllocWork *wa = (const AllocWork *) a;
-	const AllocWork *wb = (const AllocWork *) b;
-	int			c = strcmp(wa->name, wb->name);
-
-	if (c != 0)
-		return c;
-	return wa->order - wb->order;
-}
-
-/* Prepare and keep one statement. */
-static SPIPlanPtr
-alloc_plan(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	return plan;
-}
-
-/* The schema uidgen is installed in, quoted. */
-static char *
-alloc_extension_schema(Oid ext)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(ext)};
-
-	if (SPI_execute_with_args("SELECT n.nspname FROM pg_catalog.pg_extension e"
-							  " JOIN pg_catalog.pg_namespace n"
-							  " ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-							  " WHERE e.oid OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "could not find the schema of extension uidgen");
-	return pstrdup(quote_identifier(SPI_getvalue(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1)));
-}
-
-/* Forget the statements, so that the next round looks the table up again. */
-static void
-alloc_forget_plans(void)
-{
-	if (plan_fast != NULL)
-	{
-		SPI_freeplan(plan_fast);
-		SPI_freeplan(plan_lock);
-		SPI_freeplan(plan_find);
-		SPI_freeplan(plan_update);
-	}
-	plan_fast = plan_lock = plan_find = plan_update = NULL;
-	plan_ext = InvalidOid;
-}
-
-/*
- * Build the statements on id_sequences, schema-qualified.  They are kept
- * until a round fails; the plan cache replans them if the table changes.
- */
-static void
-alloc_prepare(void)
-{
-	Oid			ext;
-	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
-	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
-	char	   *table;
-
-	if (OidIsValid(plan_ext))
-		return;
-	ext = get_extension_oid("uidgen", true);
-	if (!OidIsValid(ext))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("extension \"uidgen\" is not installed in this database")));
-	table = psprintf("%s.id_sequences", alloc_extension_schema(ext));
-	/* the whole batch in one statement, when it fits ($2 + $3 blocks) */
-	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
-									" SET next_block_start = t.next_block_start + ($2 + $3 * t.block_size)"
-									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
-									" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE SKIP LOCKED)"
-									" AND NOT t.exhausted"
-									" AND t.next_block_start::pg_catalog.numeric + ($2 + $3 * t.block_size)"
-									" <= LEAST(t.max_value, %lld)::pg_catalog.numeric + 1"
-									" RETURNING t.next_block_start - ($2 + $3 * t.block_size), t.block_size",
-									table, table, (long long) ALLOC_ID_CEILING),
-						   3, fast_types);
-	plan_lock = alloc_plan(psprintf("SELECT next_block_start, block_size, max_value, exhausted"
-									" FROM %s WHERE name OPERATOR(pg_catalog.=) $1"
-									" FOR UPDATE SKIP LOCKED", table), 1, types);
-	plan_find = alloc_plan(psprintf("SELECT xmax FROM %s"
-									" WHERE name OPERATOR(pg_catalog.=) $1", table),
-						   1, types);
-	plan_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
-									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
-							 3, types);
-	plan_ext = ext;
-}
-
-/*
- * The common case: the whole group fits.  One statement locks the row,
- * checks and moves it; false (and nothing changed) if it does not apply.
- */
-static bool
-alloc_serve_fast(AllocWork *works, int count, Datum name)
-{
-	Datum		args[3];
-	int64		explicit_ids = 0;
-	int64		blocks = 0;
-	int64		next;
-	int32		block_size;
-	bool		isnull;
-
-	for (int i = 0; i < count; i++)
-	{
-		explicit_ids += works[i].n;
-		blocks += works[i].n > 0 ? 0 : 1;
-	}
-	args[0] = name;
-	args[1] = Int64GetDatum(explicit_ids);
-	args[2] = Int64GetDatum(blocks);
-	if (SPI_execute_plan(plan_fast, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "SPI_execute_plan failed on id_sequences");
-	if (SPI_processed != 1)
-		return false;
-	next = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	block_size = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	for (int i = 0; i < count; i++)
-	{
-		AllocResult *r = &works[i].result;
-		int64		n = works[i].n > 0 ? works[i].n : block_size;
-
-		r->outcome = ALLOC_OK;
-		r->requested = n;
-		r->first = next;
-		r->last = next + (n - 1);
-		next = r->last + 1;
-	}
-	return true;
-}
-
-/* IDs left from next up to max_value (and below PG_INT64_MAX). */
-static uint64
-alloc_room(int64 next, int64 max_value)
-{
-	int64		ceiling = Min(max_value, ALLOC_ID_CEILING);
-
-	if (next > ceiling)
-		return 0;
-	return (uint64) ceiling - (uint64) next + 1;
-}
-
-/* Fill in the outcome of every request of a sequence without a lockable row. */
-static void
-alloc_group_missing(AllocWork *works, int count, Datum *args)
-{
-	AllocOutcome outcome = ALLOC_UNKNOWN;
-	TransactionId locker = InvalidTransactionId;
-
-	if (SPI_execute_plan(plan_find, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_plan failed on id_sequences");
-	if (SPI_processed > 0)
-	{
-		bool		isnull;
-
-		outcome = ALLOC_LOCKED;
-		locker = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
-													 SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	for (int i = 0; i < count; i++)
-	{
-		works[i].result.outcome = outcome;
-		works[i].result.locker = locker;
-	}
-}
-
-/* Serve every request of one sequence with one row lock and one update. */
-static void
-alloc_serve_group(AllocWork *works, int count)
-{
-	Datum		args[3];
-	bool		isnull;
-	int64		next;
-	int64		max_value;
-	int32		block_size;
-	bool		exhausted;
-	bool		changed = false;
-	HeapTuple	tup;
-	TupleDesc	desc;
-
-	args[0] = CStringGetTextDatum(works[0].name);
-	if (alloc_serve_fast(works, count, args[0]))
-		return;
-	if (SPI_execute_plan(plan_lock, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_plan failed on id_sequences");
-	if (SPI_processed == 0)
-	{
-		alloc_group_missing(works, count, args);
-		return;
-	}
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	next = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	block_size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	exhausted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-
-	for (int i = 0; i < count; i++)
-	{
-		AllocResult *r = &works[i].result;
-		int64		n = works[i].n > 0 ? works[i].n : block_size;
-
-		r->requested = n;
-		if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
-		{
-			r->outcome = ALLOC_OK;
-			r->first = next;
-			r->last = next + (n - 1);
-			next = r->last + 1;
-			changed = true;
-			continue;
-		}
-		changed |= !exhausted;
-		exhausted = true;
-		r->outcome = ALLOC_EXHAUSTED;
-		r->next_block_start = next;
-		r->max_value = max_value;
-	}
-	if (!changed)
-		return;
-	args[1] = Int64GetDatum(next);
-	args[2] = BoolGetDatum(exhausted);
-	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
-		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
-}
-
-/* Serve every group, in the current transaction. */
-static void
-alloc_serve_all(AllocWork *works, int nworks)
-{
-	int			start = 0;
-
-	alloc_prepare();
-	while (start < nworks)
-	{
-		int			end = start + 1;
-
-		while (end < nworks && strcmp(works[end].name, works[start].name) == 0)
-			end++;
-		for (int i = start; i < end; i++)
-			memset(&works[i].result, 0, sizeof(AllocResult));
-		alloc_serve_group(works + start, end - start);
-		start = end;
-	}
-}
-
-/* Record a failed transaction as the outcome of every request. */
-static void
-alloc_fail_all(AllocWork *works, int nworks, ErrorData *edata)
-{
-	const char *msg = edata->message ? edata->message : "";
-
-	for (int i = 0; i < nworks; i++)
-	{
-		memset(&works[i].result, 0, sizeof(AllocResult));
-		works[i].result.outcome = ALLOC_FAILED;
-		works[i].result.sqlerrcode = edata->sqlerrcode;
-		/* clipped at a character boundary */
-		memcpy(works[i].result.message, msg,
-			   pg_mbcliplen(msg, strlen(msg), ALLOC_MSG_LEN - 1));
-	}
-}
-
-/*
- * One attempt: serve everything in one REPEATABLE READ transaction and
- * commit it durably.  Returns 0, or the SQLSTATE of an error worth a retry
- * (after a failure that is not, the requests carry the error).
- */
-static int
-alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
-{
-	volatile int retry = 0;
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	XactIsoLevel = XACT_REPEATABLE_READ;
-	PG_TRY();
-	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		PushActiveSnapshot(GetTransactionSnapshot());
-		alloc_serve_all(works, nworks);
-		SPI_finish();
-		PopActiveSnapshot();
-		/* durable before anyone sees it, whatever synchronous_commit says */
-		ForceSyncCommit();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(errcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
-			edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
-			edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-			retry = edata->sqlerrcode;
-		else
-		{
-			ereport(LOG,
-					(errmsg("uidgen allocator could not reserve IDs: %s", edata->message)));
-			alloc_fail_all(works, nworks, edata);
-			alloc_forget_plans();
-		}
-		MemoryContextReset(errcxt);
-	}
-	PG_END_TRY();
-	return retry;
-}
-
-/* Serve a batch, retrying serialization failures with a fresh transaction. */
-static void
-alloc_serve(AllocWork *works, int nworks, MemoryContext errcxt)
-{
-	qsort(works, nworks, sizeof(AllocWork), alloc_work_cmp);
-	pgstat_report_activity(STATE_RUNNING, "uidgen allocator: reserving blocks");
-	for (int attempt = 1; alloc_try(works, nworks, errcxt) != 0; attempt++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (attempt > 3)
-			pg_usleep(1000L * Min(attempt, 100));
-	}
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
-/* Hand out the results: to the backends, and to the cache. */
-static void
-alloc_deliver(AllocWork *works, int nworks)
+/* Answer the backends' requests among works (not the cache's refills). */
+void
+allocator_answer(const AllocWork *works, int nworks)
 {
 	AllocRequest *reqs = alloc_requests();
 	int		   *wake = palloc(sizeof(int) * nworks);
@@ -1097,92 +715,5 @@ alloc_deliver(AllocWork *works, int nworks)
 	LWLockRelease(alloc_shared->lock);
 	for (int i = 0; i < nwake; i++)
 		SetLatch(&ProcGlobal->allProcs[wake[i]].procLatch);
-	for (int i = 0; i < nworks; i++)
-		if (works[i].for_cache)
-			blockcache_deliver(&works[i]);
 	pfree(wake);
-}
-
-/* Has the allocator been idle for longer than it may stay? */
-static bool
-alloc_idle_expired(TimestampTz idle_since, long *nap)
-{
-	long		limit = uidgen_allocator_idle_timeout * 1000L;
-	long		left;
-
-	*nap = 10000;
-	if (limit <= 0)
-		return false;
-	left = alloc_ms_left(TimestampTzPlusMilliseconds(idle_since, limit));
-	*nap = Max(Min(left, *nap), 1);
-	return left <= 0;
-}
-
-/* The allocator's main loop: serve batches until idle or told to exit. */
-static void
-alloc_loop(Oid dbid)
-{
-	int			max = alloc_shared->nrequests + uidgen_block_cache_entries;
-	AllocWork  *works = MemoryContextAlloc(TopMemoryContext, sizeof(AllocWork) * max);
-	MemoryContext errcxt = AllocSetContextCreate(TopMemoryContext, "uidgen allocator errors",
-												 ALLOCSET_DEFAULT_SIZES);
-	MemoryContext roundcxt = AllocSetContextCreate(TopMemoryContext, "uidgen allocator",
-												   ALLOCSET_DEFAULT_SIZES);
-	TimestampTz idle_since = GetCurrentTimestamp();
-
-	for (;;)
-	{
-		int			nworks;
-		long		nap;
-
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
-		if (alloc_shared->slots[my_slot].exit_requested)
-			return;
-		nworks = alloc_collect(dbid, works, max);
-		if (nworks > 0)
-		{
-			MemoryContext old = MemoryContextSwitchTo(roundcxt);
-
-			alloc_serve(works, nworks, errcxt);
-			alloc_deliver(works, nworks);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(roundcxt);
-			idle_since = GetCurrentTimestamp();
-			continue;
-		}
-		if (alloc_idle_expired(idle_since, &nap) && alloc_retire(dbid))
-			return;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 nap, uidgen_wait_event(&we_idle, "UidgenAllocatorMain"));
-	}
-}
-
-/* Entry point of an allocator worker; the argument is its slot. */
-void
-uidgen_allocator_main(Datum arg)
-{
-	int			slot = DatumGetInt32(arg);
-	uint32		generation;
-	Oid			dbid;
-
-	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(generation));
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	if (alloc_shared == NULL)
-		proc_exit(1);
-	dbid = alloc_attach(slot, generation);
-	before_shmem_exit(alloc_detach, (Datum) 0);
-	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
-	alloc_configure();
-	pgstat_report_appname("uidgen allocator");
-	alloc_loop(dbid);
-	proc_exit(0);
 }

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * allocator.h
- *	  The block allocator: one background worker per database reserves
- *	  ranges of block sequences (id_sequences) for backends, in its own
- *	  committed transactions, and hands them out through shared memory.
+ *	  The block allocator's shared state and request protocol: backends
+ *	  ask the allocator worker of their database (allocworker.c) for ranges
+ *	  of block sequences (id_sequences) through shared memory.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -71,6 +71,15 @@ extern bool allocator_token_alive(uint64 token);
 extern void allocator_request_exit(Oid dbid);
 extern void allocator_raise(const char *name, const AllocResult *res);
 extern void allocator_wait_locker(const char *name, TransactionId locker);
-extern PGDLLEXPORT void uidgen_allocator_main(Datum arg);
+
+/* For the allocator worker (allocworker.c) */
+extern Oid	allocator_attach(int slot, uint32 generation);
+extern Oid	allocator_detach(void);
+extern bool allocator_retire(Oid dbid, bool (*other_work) (Oid dbid));
+extern uint64 allocator_my_token(void);
+extern bool allocator_exit_requested(void);
+extern int	allocator_max_requests(void);
+extern int	allocator_take_requests(Oid dbid, AllocWork *works, int max);
+extern void allocator_answer(const AllocWork *works, int nworks);
 
 #endif							/* UIDGEN_ALLOCATOR_H */

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * allocsql.h
+ *	  The statements the block allocator runs on id_sequences.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_ALLOCSQL_H
+#define UIDGEN_ALLOCSQL_H
+
+#include "allocator.h"
+
+extern void allocsql_serve_all(AllocWork *works, int nworks);
+extern void allocsql_forget(void);
+
+#endif							/* UIDGEN_ALLOCSQL_H */
