@@ -1,13 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * clock.c
- *	  The logical clock: one 64-bit tick counter in shared memory that
- *	  every generator of every backend advances by compare-and-swap.
+ *	  The logical clocks: 64-bit tick counters in shared memory, one for
+ *	  snowflake IDs and one for UUIDs, that every backend advances by
+ *	  compare-and-swap.
  *
- * Each call takes max(now, last + 1), rounded up to the caller's granule
- * (a snowflake ID needs a whole sequence slot, a UUID a single tick), so
- * the ticks handed out are unique and strictly increasing server-wide,
- * whatever the wall clock does.
+ * Each call takes max(now, last + 1) of its clock, rounded up to the
+ * caller's granule (a snowflake ID needs a whole sequence slot, a UUID a
+ * single tick), so the ticks handed out of each clock are unique and
+ * strictly increasing server-wide, whatever the wall clock does.  Each kind
+ * has its own clock so that a burst of snowflake IDs, which runs their
+ * clock ahead of the wall clock once the sequence slots of a millisecond are
+ * used up, does not move the timestamps of UUIDs too.  Both clocks share
+ * the durable high-water mark, the episode state and the drift bound.
  *
  * "Real time" for the drift bound is monotonic time plus ref_offset, which
  * follows the wall clock.  When the wall clock steps back (an episode, at
@@ -105,7 +110,8 @@ clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
 {
 	uint64		wall = clock_wall_ticks(false);
 
-	pg_atomic_init_u64(&s->clock_last, Max(wall, floor));
+	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
+		pg_atomic_init_u64(&s->clocks[k].last, Max(wall, floor));
 	pg_atomic_init_u64(&s->ref_offset, wall - clock_read(CLOCK_MONOTONIC_COARSE));
 	pg_atomic_init_u32(&s->stepped_back, 0);
 	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
@@ -183,10 +189,13 @@ clock_rebase(UidgenShared *s)
 	if (s->rebase_pending)
 	{
 		target = clock_wall_ticks(true) + uidgen_drift_ticks() + UIDGEN_TICKS_PER_MS;
-		last = pg_atomic_read_u64(&s->clock_last);
-		while (last < target &&
-			   !pg_atomic_compare_exchange_u64(&s->clock_last, &last, target))
-			;
+		for (int k = 0; k < UIDGEN_NCLOCKS; k++)
+		{
+			last = pg_atomic_read_u64(&s->clocks[k].last);
+			while (last < target &&
+				   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
+				;
+		}
 		pg_write_barrier();
 		s->rebase_pending = false;
 		ereport(LOG,
@@ -207,16 +216,28 @@ clock_wait(uint64 gap)
 	pg_usleep(Max(1, Min(us, 1000)));
 }
 
+/* The later of the clocks' last ticks. */
+uint64
+clock_latest(UidgenShared *s)
+{
+	uint64		latest = 0;
+
+	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
+		latest = Max(latest, pg_atomic_read_u64(&s->clocks[k].last));
+	return latest;
+}
+
 /*
- * Hand out the next tick: above every tick handed out before, a multiple
- * of "granule" (a power of two), and within the drift bound.
+ * Hand out the next tick of a clock: above every tick it handed out before,
+ * a multiple of "granule" (a power of two), and within the drift bound.
  */
 uint64
-clock_next(UidgenShared *s, uint64 granule, bool precise)
+clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
 {
+	pg_atomic_uint64 *clock = &s->clocks[kind].last;
 	uint64		drift = uidgen_drift_ticks();
 	uint64		now = clock_wall_ticks(precise);
-	uint64		last = pg_atomic_read_u64(&s->clock_last);
+	uint64		last = pg_atomic_read_u64(clock);
 	uint64		next;
 	bool		waited = false;
 
@@ -236,11 +257,11 @@ clock_next(UidgenShared *s, uint64 granule, bool precise)
 				waited = true;
 				clock_wait(next - limit);
 				now = clock_wall_ticks(precise);
-				last = pg_atomic_read_u64(&s->clock_last);
+				last = pg_atomic_read_u64(clock);
 				continue;
 			}
 		}
-		if (pg_atomic_compare_exchange_u64(&s->clock_last, &last, next))
+		if (pg_atomic_compare_exchange_u64(clock, &last, next))
 			break;
 	}
 	if (unlikely(UIDGEN_TICKS_TO_MS(next) != UIDGEN_TICKS_TO_MS(last)))

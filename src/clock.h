@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * clock.h
- *	  The logical clock shared by snowflake_next() and uuidv7().
+ *	  The logical clocks of snowflake_next() and uuidv7_next().
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -15,7 +15,9 @@
 extern void clock_init(UidgenShared *s, uint64 floor, uint64 saved_at);
 extern uint64 clock_wall_ticks(bool precise);
 extern uint64 clock_save_time(UidgenShared *s);
-extern uint64 clock_next(UidgenShared *s, uint64 granule, bool precise);
+extern uint64 clock_latest(UidgenShared *s);
+extern uint64 clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule,
+						 bool precise);
 extern void clock_observe(UidgenShared *s, uint64 logical);
 extern void clock_rebase(UidgenShared *s);
 

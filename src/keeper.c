@@ -89,7 +89,7 @@ uidgen_keeper_main(Datum arg)
 		if (s->rebase_pending)
 			clock_rebase(s);
 		statefile_refresh(s);
-		clock_observe(s, pg_atomic_read_u64(&s->clock_last));
+		clock_observe(s, clock_latest(s));
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -91,7 +91,7 @@ shmem_startup(void)
 		floor = statefile_load(s, &saved_at);
 		clock_init(s, floor, saved_at);
 		/* the mark moves only once a tick above the start is handed out */
-		pg_atomic_write_u64(&s->hwm_refresh_at, pg_atomic_read_u64(&s->clock_last));
+		pg_atomic_write_u64(&s->hwm_refresh_at, clock_latest(s));
 	}
 	uidgen_shared = s;
 	LWLockRelease(AddinShmemInitLock);

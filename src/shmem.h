@@ -4,8 +4,8 @@
  *	  The shared memory that every backend's generators work from.
  *
  * Locking:
- *	- clock_last is the logical clock.  It only moves forward, by
- *	  compare-and-swap, and never under a lock.
+ *	- clocks[] are the logical clocks, one per kind of ID.  They only move
+ *	  forward, by compare-and-swap, and never under a lock.
  *	- hwm (the durable high-water mark) and hwm_refresh_at are written only
  *	  while holding lock, after the state file that holds the new mark has
  *	  been made durable; they are read without it.
@@ -46,10 +46,27 @@ typedef struct UidgenProcCounters
 	char		pad[PG_CACHE_LINE_SIZE - 3 * sizeof(pg_atomic_uint64)];
 } UidgenProcCounters;
 
+/*
+ * The logical clocks: snowflake IDs and UUIDs each have their own, so that a
+ * burst of one kind does not run the other's timestamps ahead.
+ */
+typedef enum UidgenClockKind
+{
+	UIDGEN_CLOCK_SNOWFLAKE,
+	UIDGEN_CLOCK_UUID,
+	UIDGEN_NCLOCKS
+} UidgenClockKind;
+
+/* One clock, alone on its cache line. */
+typedef union UidgenClock
+{
+	pg_atomic_uint64 last;		/* last tick handed out */
+	char		pad[PG_CACHE_LINE_SIZE];
+} UidgenClock;
+
 typedef struct UidgenShared
 {
-	pg_atomic_uint64 clock_last;	/* last tick handed out */
-	char		clock_pad[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	UidgenClock clocks[UIDGEN_NCLOCKS];
 
 	pg_atomic_uint64 hwm;		/* durable: no tick above it was handed out */
 	pg_atomic_uint64 hwm_refresh_at;	/* wake the keeper past this tick */

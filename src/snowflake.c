@@ -5,7 +5,7 @@
  *
  * An ID is 0 | milliseconds since uidgen.epoch | worker id | sequence, the
  * widths given by uidgen.worker_bits and uidgen.sequence_bits.  The
- * millisecond and sequence come from one tick of the shared logical clock
+ * millisecond and sequence come from one tick of the snowflake logical clock
  * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
  * simply borrows the next millisecond.
  *
@@ -126,7 +126,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 	UidgenProcCounters *mine;
 
 	snowflake_check_state(s);
-	tick = clock_next(s, UINT64CONST(1) << slot_shift, false);
+	tick = clock_next(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
 	id = snowflake_of_ms(l, ms);
 	if (unlikely(id < 0))

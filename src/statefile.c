@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * statefile.c
- *	  Persist the high-water mark of the logical clock, and the settings
+ *	  Persist the high-water mark of the logical clocks, and the settings
  *	  that shape snowflake IDs, in $PGDATA/uidgen.state.
  *
  * No tick is handed out unless the file on disk already holds a mark at or
@@ -246,7 +246,7 @@ statefile_save_exact(int code, Datum arg)
 	UidgenShared *s = (UidgenShared *) DatumGetPointer(arg);
 
 	if (code == 0 && s->problem != UIDGEN_STATE_CORRUPT)
-		(void) statefile_write(s, pg_atomic_read_u64(&s->clock_last), LOG);
+		(void) statefile_write(s, clock_latest(s), LOG);
 }
 
 /*
@@ -291,7 +291,7 @@ void
 statefile_refresh(UidgenShared *s)
 {
 	if (s->problem != UIDGEN_STATE_CORRUPT)
-		statefile_advance(s, pg_atomic_read_u64(&s->clock_last));
+		statefile_advance(s, clock_latest(s));
 }
 
 /* Refuse to generate if the state file could not be trusted at start-up. */

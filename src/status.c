@@ -57,7 +57,7 @@ uidgen_status(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[STATUS_COLUMNS];
 	bool		nulls[STATUS_COLUMNS] = {0};
-	uint64		last = pg_atomic_read_u64(&s->clock_last);
+	uint64		last = clock_latest(s);
 	uint64		wall = clock_wall_ticks(true);
 	uint64		snowflakes = 0;
 	uint64		uuids = 0;

@@ -3,7 +3,7 @@
  * uidgen.h
  *	  Settings and constants shared by every uidgen module.
  *
- * The logical clock behind snowflake_next() and uuidv7() counts ticks of
+ * The logical clocks behind snowflake_next() and uuidv7_next() count ticks of
  * 2^-20 milliseconds since the Unix epoch in an unsigned 64-bit integer,
  * which lasts until the year 2527.  A snowflake ID uses the top bits of a
  * tick (milliseconds and a sequence); a UUIDv7 uses all of them.

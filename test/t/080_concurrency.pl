@@ -4,7 +4,7 @@
 # increasing IDs whichever backend makes them, and a sustained burst never
 # drives the clock further ahead of the wall clock than
 # uidgen.max_clock_drift (also after that setting is changed by a reload):
-# it waits instead.
+# it waits instead; a snowflake burst does not run UUID timestamps ahead.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -143,6 +143,22 @@ cmp_ok($max_ahead, '<=', 0.2 + 0.005,
 is( $node->safe_psql('postgres', q{
 	SELECT snowflake_timestamp(snowflake_next()) <= clock_timestamp() + interval '205 ms'}),
 	't', 'a new ID is within max_clock_drift of the wall clock');
+
+######## UUIDs keep their own clock: a snowflake burst does not move them
+# One statement runs the snowflake clock to the bound (50,000 IDs at 64 per
+# ms are 780 ms of clock), then takes UUIDs: their timestamps stay at the
+# wall clock (the millisecond of the call, or the next one).
+my $uuid_gap = $node->safe_psql('postgres', q{
+	WITH burst AS MATERIALIZED (SELECT max(snowflake_next()) AS id FROM generate_series(1, 50000))
+	SELECT snowflake_timestamp(id) - clock_timestamp() > interval '100 ms',
+	       max(extract(epoch FROM uuidv7_timestamp(u) - t))
+	FROM burst, LATERAL (SELECT uuidv7_next() AS u, clock_timestamp() AS t
+	                     FROM generate_series(1, 100) WHERE burst.id > 0) us
+	GROUP BY 1});
+my ($ahead_sf, $gap) = split /\|/, $uuid_gap;
+is($ahead_sf, 't', 'precondition: the snowflake burst ran its clock ahead');
+cmp_ok($gap, '<', 0.002, 'UUIDs taken right after it are at the wall clock')
+  or diag("UUIDs up to $gap s ahead");
 
 $node->stop;
 done_testing();
