@@ -20,6 +20,7 @@ our @EXPORT = qw(
   uidgen_node uidgen_status faketime_available faketime_set start_faked
   start_clients stop_clients client_lines client_errors psql_error count_in_log
   max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
+  postmaster_pid keeper_pid
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -189,12 +190,42 @@ sub max_uuid
 	return $max;
 }
 
+# The pid of $node's postmaster.
+sub postmaster_pid
+{
+	my ($node) = @_;
+	my ($pid) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	return $pid;
+}
+
+# The pid of $node's "uidgen keeper" (a child of the postmaster, found by
+# its process title: it is not in pg_stat_activity on every version), or
+# undef if it is not running.
+sub keeper_pid
+{
+	my ($node) = @_;
+	my $pm = postmaster_pid($node);
+	for my $dir (glob '/proc/[0-9]*')
+	{
+		my ($stat, $cmd);
+		next unless open my $fh, '<', "$dir/stat";
+		$stat = <$fh>;
+		close $fh;
+		next unless defined $stat && $stat =~ /^\d+ \(.*\) \S+ (\d+)/ && $1 == $pm;
+		next unless open $fh, '<', "$dir/cmdline";
+		$cmd = <$fh> // '';
+		close $fh;
+		return ($dir =~ m{(\d+)$})[0] if $cmd =~ /uidgen keeper/;
+	}
+	return undef;
+}
+
 # kill -9 the postmaster and wait until it is gone, so that the node can be
 # started again at once.
 sub kill9_and_wait
 {
 	my ($node) = @_;
-	my ($pid) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	my $pid = postmaster_pid($node);
 	$node->kill9;
 	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 	{

@@ -50,31 +50,6 @@ sub start_shimmed
 	return;
 }
 
-# Pid of the postmaster and of its "uidgen keeper" child.
-sub postmaster_pid
-{
-	my ($pid) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-	return $pid;
-}
-
-sub keeper_pid
-{
-	my $pm = postmaster_pid();
-	for my $dir (glob '/proc/[0-9]*')
-	{
-		my ($stat, $cmd);
-		next unless open my $fh, '<', "$dir/stat";
-		$stat = <$fh>;
-		close $fh;
-		next unless defined $stat && $stat =~ /^\d+ \(.*\) \S+ (\d+)/ && $1 == $pm;
-		next unless open $fh, '<', "$dir/cmdline";
-		$cmd = <$fh> // '';
-		close $fh;
-		return ($dir =~ m{(\d+)$})[0] if $cmd =~ /uidgen keeper/;
-	}
-	return undef;
-}
-
 # Shim log lines as [pid, op, args...].
 sub shim_events
 {
@@ -85,7 +60,7 @@ sub shim_events
 ######## 1. write order
 start_shimmed();
 $node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
-my $keeper = keeper_pid();
+my $keeper = keeper_pid($node);
 ok(defined $keeper, 'found the keeper process');
 
 # IDs over more than 2 s of clock: the first call writes the mark itself,
@@ -99,7 +74,7 @@ while (time < $t0 + 2.6)
 	usleep(50_000);
 }
 my $max_id = max_snowflake(@ids);
-my $postmaster = postmaster_pid();
+my $postmaster = postmaster_pid($node);
 $node->stop;    # the postmaster saves the exact last tick
 
 my $size = -s $node->data_dir . '/uidgen.state';

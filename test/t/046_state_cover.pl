@@ -18,26 +18,6 @@ use UidgenTest;
 
 my $node = uidgen_node('cover', fsync => 'on');
 
-my ($pm) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-
-# The postmaster's "uidgen keeper" child, by its process title.
-sub keeper_pid
-{
-	for my $dir (glob '/proc/[0-9]*')
-	{
-		my ($stat, $cmd);
-		next unless open my $fh, '<', "$dir/stat";
-		$stat = <$fh>;
-		close $fh;
-		next unless defined $stat && $stat =~ /^\d+ \(.*\) \S+ (\d+)/ && $1 == $pm;
-		next unless open $fh, '<', "$dir/cmdline";
-		$cmd = <$fh> // '';
-		close $fh;
-		return ($dir =~ m{(\d+)$})[0] if $cmd =~ /uidgen keeper/;
-	}
-	return undef;
-}
-
 # The process state letter (T when stopped).
 sub proc_state
 {
@@ -54,7 +34,7 @@ sub proc_state
 $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
 my $keeper;
 my $deadline = time + 10;
-until (defined($keeper = keeper_pid()) || time > $deadline)
+until (defined($keeper = keeper_pid($node)) || time > $deadline)
 {
 	usleep(50_000);
 }
