@@ -56,7 +56,7 @@ seqrow_exists(Oid table, const char *name)
 	SysScanDesc scan;
 	bool		found;
 
-	(void) RelationGetIndexList(rel);	/* sets rd_pkindex */
+	list_free(RelationGetIndexList(rel));	/* sets rd_pkindex */
 	pkey = rel->rd_pkindex;
 	if (!OidIsValid(pkey))
 		ereport(ERROR,
