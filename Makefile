@@ -18,6 +18,7 @@ OBJS = \
 	src/allocsql.o \
 	src/allocworker.o \
 	src/blockcache.o \
+	src/seqrow.o \
 	src/upgrade.o
 
 # Install scripts (pgvector's pattern): the current version's, every

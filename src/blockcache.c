@@ -12,18 +12,26 @@
  * ranges are empty.  IDs cached and not used when the server stops are
  * lost: gaps, never repeats, as the ranges were committed when reserved.
  *
- * The table has uidgen.block_cache_entries entries.  A sequence without an
- * entry takes a free one or the least recently used one.  Changing or
+ * The table has uidgen.block_cache_entries entries, shared by all
+ * databases.  A sequence without an entry gets one only once its caller
+ * has seen its row in id_sequences (seqrow.c), so names that do not exist
+ * take none; an entry whose sequence the allocator then finds gone is
+ * freed, not kept.  A sequence takes a free entry, or else evicts the least
+ * recently used one, within limits: a database that holds its fair share
+ * (entries / databases holding entries, itself included) evicts only among
+ * its own entries, and one below it only among the databases above theirs.
+ * So no database can push another below its fair share.  Changing or
  * dropping a sequence's row (the trigger on id_sequences), dropping the
- * extension or the database empties its entries and bumps their
+ * extension or the database frees its entries and bumps their
  * incarnation, so that a refill still under way for the old row is thrown
  * away when it arrives.
  *
  * Locking: CacheShared.lock, exclusively, and the entry's mutex are both
  * held to change which sequence an entry is for (dbid, name), so either is
  * enough to read it.  The mutex protects everything else in the entry.
- * Backends remember where their sequences are in a local hash table, and
- * check the identity under the mutex at every use.
+ * Backends remember where their sequences are in a small local table of
+ * fixed size (a hint per hash bucket, the last one wins), and check the
+ * identity under the mutex at every use.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -32,19 +40,22 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/condition_variable.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
 #include "blockcache.h"
 #include "compat.h"
+#include "seqrow.h"
 
 #define CACHE_CHECK_MS 1000
+/* Hints a backend keeps: a fixed number, whatever names it is given. */
+#define CACHE_HINTS 64
 
 typedef enum RefillState
 {
@@ -83,14 +94,14 @@ typedef struct CacheShared
 /* Backend-local: where a sequence of this database was last seen. */
 typedef struct CacheHint
 {
-	char		name[NAMEDATALEN];	/* hash key */
+	char		name[NAMEDATALEN];	/* "": none */
 	int			index;
 } CacheHint;
 
 int			uidgen_block_cache_entries = 128;
 
 static CacheShared *cache_shared = NULL;
-static HTAB *cache_hints = NULL;
+static CacheHint cache_hints[CACHE_HINTS];
 
 /* Wait event of a backend waiting for a refill (compat.h). */
 static uint32 we_refill = 0;
@@ -151,24 +162,130 @@ cache_scan(const char *name)
 	return -1;
 }
 
-/* Give a sequence an entry: a free one, or the least recently used. */
+/* qsort comparator for database OIDs. */
+static int
+cache_oid_cmp(const void *a, const void *b)
+{
+	Oid			x = *(const Oid *) a;
+	Oid			y = *(const Oid *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many elements of a sorted array are dbid. */
+static int
+cache_count_in(const Oid *sorted, int n, Oid dbid)
+{
+	int			lo = 0;
+	int			hi = n;
+	int			first;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] < dbid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = n;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] <= dbid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - first;
+}
+
+/*
+ * The entry to reuse in a full cache: the least recently used among this
+ * database's own once it holds its fair share, else among the databases
+ * above theirs (or any, when the cache is too small to share).  Lock held
+ * exclusively.
+ */
+static int
+cache_victim(void)
+{
+	int			n = cache_shared->nentries;
+	Oid		   *dbs = palloc(sizeof(Oid) * n);
+	int			ndbs = 0;
+	int			mine;
+	int			fair;
+	int			victim = -1;
+	int			fallback = -1;
+
+	for (int i = 0; i < n; i++)
+		dbs[i] = cache_shared->entries[i].dbid;
+	qsort(dbs, n, sizeof(Oid), cache_oid_cmp);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || dbs[i] != dbs[i - 1])
+			ndbs++;
+	mine = cache_count_in(dbs, n, MyDatabaseId);
+	fair = Max(n / (ndbs + (mine == 0 ? 1 : 0)), 1);
+
+	for (int i = 0; i < n; i++)
+	{
+		CacheEntry *e = &cache_shared->entries[i];
+		bool		allowed;
+
+		if (fallback < 0 || e->last_used < cache_shared->entries[fallback].last_used)
+			fallback = i;
+		if (mine >= fair)
+			allowed = e->dbid == MyDatabaseId;
+		else
+			allowed = cache_count_in(dbs, n, e->dbid) > fair;
+		if (allowed && (victim < 0 || e->last_used < cache_shared->entries[victim].last_used))
+			victim = i;
+	}
+	pfree(dbs);
+	return victim >= 0 ? victim : fallback;
+}
+
+/* Empty an entry and make it free.  Lock held exclusively. */
+static void
+cache_release(CacheEntry *e)
+{
+	SpinLockAcquire(&e->mutex);
+	e->dbid = InvalidOid;
+	e->name[0] = '\0';
+	e->incarnation++;
+	e->cur_left = 0;
+	e->spare_count = 0;
+	e->refill = REFILL_IDLE;
+	SpinLockRelease(&e->mutex);
+	ConditionVariableBroadcast(&e->cv);
+}
+
+/* Free the entry of a sequence the allocator found gone. */
+static void
+cache_forget(int index, const char *name)
+{
+	CacheEntry *e = &cache_shared->entries[index];
+
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+	if (cache_is(e, name))
+		cache_release(e);
+	LWLockRelease(cache_shared->lock);
+}
+
+/* Give a sequence an entry: a free one, or a victim.  Lock held exclusively. */
 static int
 cache_assign(const char *name)
 {
 	int			victim = -1;
 	CacheEntry *e;
 
-	for (int i = 0; i < cache_shared->nentries; i++)
-	{
+	for (int i = 0; i < cache_shared->nentries && victim < 0; i++)
 		if (!OidIsValid(cache_shared->entries[i].dbid))
-		{
 			victim = i;
-			break;
-		}
-		if (victim < 0 ||
-			cache_shared->entries[i].last_used < cache_shared->entries[victim].last_used)
-			victim = i;
-	}
+	if (victim < 0)
+		victim = cache_victim();
 
 	e = &cache_shared->entries[victim];
 	SpinLockAcquire(&e->mutex);
@@ -184,9 +301,20 @@ cache_assign(const char *name)
 	return victim;
 }
 
-/* Find or assign the entry of a sequence, and remember where it is. */
+/* The hint slot of a name. */
+static inline CacheHint *
+cache_hint(const char *name)
+{
+	return &cache_hints[hash_bytes((const unsigned char *) name, strlen(name)) % CACHE_HINTS];
+}
+
+/*
+ * Find the entry of a sequence, or assign one once the sequence is seen to
+ * exist (else 42704), and remember where it is.  funcid: the calling
+ * function (seqrow.c finds id_sequences next to it).
+ */
 static int
-cache_find(const char *name)
+cache_find(const char *name, Oid funcid)
 {
 	int			index;
 	CacheHint  *hint;
@@ -196,36 +324,28 @@ cache_find(const char *name)
 	LWLockRelease(cache_shared->lock);
 	if (index < 0)
 	{
+		seqrow_require(funcid, name);
 		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 		index = cache_scan(name);
 		if (index < 0)
 			index = cache_assign(name);
 		LWLockRelease(cache_shared->lock);
 	}
-	hint = hash_search(cache_hints, name, HASH_ENTER, NULL);
+	hint = cache_hint(name);
+	strlcpy(hint->name, name, NAMEDATALEN);
 	hint->index = index;
 	return index;
 }
 
 /* Where the sequence's entry probably is (checked by the caller). */
 static int
-cache_lookup(const char *name)
+cache_lookup(const char *name, Oid funcid)
 {
-	CacheHint  *hint;
+	CacheHint  *hint = cache_hint(name);
 
-	if (cache_hints == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = NAMEDATALEN;
-		ctl.entrysize = sizeof(CacheHint);
-		cache_hints = hash_create("uidgen block cache hints", 32, &ctl,
-								  HASH_ELEM | HASH_STRINGS);
-	}
-	hint = hash_search(cache_hints, name, HASH_FIND, NULL);
-	if (hint != NULL)
+	if (strcmp(hint->name, name) == 0)
 		return hint->index;
-	return cache_find(name);
+	return cache_find(name, funcid);
 }
 
 /*
@@ -290,7 +410,7 @@ cache_timeout(const char *name)
 
 /* Wait until the entry has an ID for us; the mutex is not held. */
 static void
-cache_wait(int *index, const char *name, int64 *id)
+cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   uidgen_block_timeout);
@@ -308,7 +428,7 @@ cache_wait(int *index, const char *name, int64 *id)
 		if (!cache_is(e, name))
 		{
 			SpinLockRelease(&e->mutex);
-			*index = cache_find(name);
+			*index = cache_find(name, funcid);
 			started = false;	/* failures are counted per entry */
 			continue;
 		}
@@ -326,6 +446,9 @@ cache_wait(int *index, const char *name, int64 *id)
 			failures_seen = e->failures;
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
+			/* a sequence gone meanwhile keeps no entry */
+			if (failure.outcome == ALLOC_UNKNOWN)
+				cache_forget(*index, name);
 			if (failure.outcome != ALLOC_LOCKED)
 				allocator_raise(name, &failure);
 			allocator_wait_locker(name, failure.locker);
@@ -357,9 +480,9 @@ cache_wait(int *index, const char *name, int64 *id)
 	}
 }
 
-/* seq_next(): one ID of a sequence, from the shared cache. */
+/* seq_next(): one ID of a sequence, from the shared cache (see cache_find). */
 int64
-blockcache_next(const char *name)
+blockcache_next(const char *name, Oid funcid)
 {
 	int			index;
 	CacheEntry *e;
@@ -372,7 +495,7 @@ blockcache_next(const char *name)
 
 		allocator_raise(name, &unknown);
 	}
-	index = cache_lookup(name);
+	index = cache_lookup(name, funcid);
 	e = &cache_shared->entries[index];
 	SpinLockAcquire(&e->mutex);
 	if (cache_is(e, name) && cache_take(e, &id, &kick))
@@ -383,36 +506,25 @@ blockcache_next(const char *name)
 		return id;
 	}
 	SpinLockRelease(&e->mutex);
-	cache_wait(&index, name, &id);
+	cache_wait(&index, name, funcid, &id);
 	return id;
 }
 
-/* Empty the entries of a sequence (or of all of a database's: name NULL). */
+/* Free the entries of a sequence (or of all of a database's: name NULL). */
 void
 blockcache_invalidate(Oid dbid, const char *name)
 {
 	if (cache_shared == NULL)
 		return;
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < cache_shared->nentries; i++)
 	{
 		CacheEntry *e = &cache_shared->entries[i];
-		bool		hit;
 
-		if (e->dbid != dbid)
-			continue;
-		SpinLockAcquire(&e->mutex);
-		hit = e->dbid == dbid && (name == NULL || strcmp(e->name, name) == 0);
-		if (hit)
-		{
-			e->incarnation++;
-			e->cur_left = 0;
-			e->spare_count = 0;
-			e->refill = REFILL_IDLE;
-		}
-		SpinLockRelease(&e->mutex);
-		if (hit)
-			ConditionVariableBroadcast(&e->cv);
+		if (e->dbid == dbid && (name == NULL || strcmp(e->name, name) == 0))
+			cache_release(e);
 	}
+	LWLockRelease(cache_shared->lock);
 }
 
 /* Does any entry of the database wait for a refill?  (A hint, no lock.) */

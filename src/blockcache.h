@@ -18,7 +18,7 @@ extern int	uidgen_block_cache_entries;
 extern void blockcache_define_settings(void);
 extern Size blockcache_shmem_size(void);
 extern void blockcache_shmem_init(LWLock *lock);
-extern int64 blockcache_next(const char *name);
+extern int64 blockcache_next(const char *name, Oid funcid);
 extern void blockcache_invalidate(Oid dbid, const char *name);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
 extern void blockcache_deliver(const AllocWork *work);

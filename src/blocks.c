@@ -41,6 +41,7 @@
 #include "allocator.h"
 #include "blockcache.h"
 #include "blocks.h"
+#include "seqrow.h"
 #include "shmem.h"
 
 #define BLOCKS_TRANCHE "uidgen blocks"
@@ -148,10 +149,9 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 				 errmsg("number of IDs must be between 1 and %d", ALLOC_MAX_IDS),
 				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
 	blocks_check_callable("seq_reserve_block()");
-	if (strlen(name) >= NAMEDATALEN)
-		res.outcome = ALLOC_UNKNOWN;
-	else
-		allocator_reserve(name, n, &res);
+	/* an unknown name never reaches (nor starts) the allocator */
+	seqrow_require(fcinfo->flinfo->fn_oid, name);
+	allocator_reserve(name, n, &res);
 	if (res.outcome != ALLOC_OK)
 		allocator_raise(name, &res);
 
@@ -171,7 +171,7 @@ seq_next(PG_FUNCTION_ARGS)
 	char	   *name = blocks_name_arg(fcinfo);
 
 	blocks_check_callable("seq_next()");
-	PG_RETURN_INT64(blockcache_next(name));
+	PG_RETURN_INT64(blockcache_next(name, fcinfo->flinfo->fn_oid));
 }
 
 /* The value of column "name" of a row of id_sequences, or NULL. */

@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * seqrow.h
+ *	  Does a block sequence exist?  Checked by the calling backend before
+ *	  it asks the allocator or the seq_next() cache for anything.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_SEQROW_H
+#define UIDGEN_SEQROW_H
+
+extern void seqrow_require(Oid funcid, const char *name);
+
+#endif							/* UIDGEN_SEQROW_H */
