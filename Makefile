@@ -10,6 +10,7 @@ OBJS = \
 	src/clock.o \
 	src/statefile.o \
 	src/keeper.o \
+	src/layout.o \
 	src/snowflake.o \
 	src/uuidv7.o \
 	src/status.o \

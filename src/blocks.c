@@ -51,6 +51,8 @@ PG_FUNCTION_INFO_V1(seq_next);
 PG_FUNCTION_INFO_V1(seq_invalidate_trigger);
 
 static object_access_hook_type prev_object_access_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Define the block sequence settings. */
 void
@@ -60,20 +62,24 @@ blocks_define_settings(void)
 	blockcache_define_settings();
 }
 
-/* shmem_request_hook part: the allocator's and the cache's memory. */
-void
+/* shmem_request_hook: the allocator's and the cache's memory. */
+static void
 blocks_shmem_request(void)
 {
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
 	RequestAddinShmemSpace(add_size(allocator_shmem_size(), blockcache_shmem_size()));
 	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
 }
 
-/* shmem_startup_hook part: create or attach them. */
-void
+/* shmem_startup_hook: create or attach them. */
+static void
 blocks_shmem_startup(void)
 {
 	LWLockPadded *locks;
 
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	locks = GetNamedLWLockTranche(BLOCKS_TRANCHE);
 	allocator_shmem_init(&locks[0].lock);
@@ -112,6 +118,10 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 void
 blocks_register(void)
 {
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = blocks_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = blocks_shmem_startup;
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = blocks_object_access;
 }

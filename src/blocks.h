@@ -14,7 +14,5 @@
 
 extern void blocks_define_settings(void);
 extern void blocks_register(void);
-extern void blocks_shmem_request(void);
-extern void blocks_shmem_startup(void);
 
 #endif							/* UIDGEN_BLOCKS_H */

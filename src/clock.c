@@ -41,7 +41,6 @@
 #include "miscadmin.h"
 
 #include "clock.h"
-#include "statefile.h"
 #include "uidgen.h"
 
 /* Backward steps smaller than this are absorbed silently. */
@@ -266,7 +265,5 @@ clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
 	}
 	if (unlikely(UIDGEN_TICKS_TO_MS(next) != UIDGEN_TICKS_TO_MS(last)))
 		clock_observe(s, next);
-	if (unlikely(next > pg_atomic_read_u64(&s->hwm_refresh_at)))
-		statefile_cover(s, next);
 	return next;
 }

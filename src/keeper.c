@@ -49,16 +49,6 @@ keeper_register(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-/* Wake the keeper, if it is running. */
-void
-keeper_wake(UidgenShared *s)
-{
-	int			procno = s->keeper_procno;
-
-	if (procno >= 0)
-		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
-}
-
 /* on_shmem_exit callback: the keeper is gone. */
 static void
 keeper_detach(int code, Datum arg)

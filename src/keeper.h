@@ -14,7 +14,6 @@
 #include "shmem.h"
 
 extern void keeper_register(void);
-extern void keeper_wake(UidgenShared *s);
 extern PGDLLEXPORT void uidgen_keeper_main(Datum arg);
 
 #endif							/* UIDGEN_KEEPER_H */

@@ -19,7 +19,6 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
-#include "blocks.h"
 #include "clock.h"
 #include "compat.h"
 #include "shmem.h"
@@ -55,7 +54,6 @@ shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shmem_size());
 	RequestNamedLWLockTranche(UIDGEN_TRANCHE, 1);
-	blocks_shmem_request();
 }
 
 /* shmem_startup_hook: create the struct and load the state file into it. */
@@ -95,7 +93,6 @@ shmem_startup(void)
 	}
 	uidgen_shared = s;
 	LWLockRelease(AddinShmemInitLock);
-	blocks_shmem_startup();
 }
 
 /* Install the shared memory hooks (from _PG_init, when preloaded). */

@@ -19,9 +19,8 @@
 #include "fmgr.h"
 #include "utils/timestamp.h"
 
-#include "clock.h"
 #include "shmem.h"
-#include "snowflake.h"
+#include "layout.h"
 #include "statefile.h"
 #include "timeconv.h"
 
@@ -30,69 +29,6 @@ PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_worker);
 PG_FUNCTION_INFO_V1(snowflake_sequence);
 PG_FUNCTION_INFO_V1(snowflake_floor);
-
-/* Bits left for the timestamp under a layout. */
-static inline int
-timestamp_bits(const UidgenSettings *l)
-{
-	return 63 - l->worker_bits - l->sequence_bits;
-}
-
-/* The last millisecond since the epoch a layout can hold. */
-static inline int64
-last_ms(const UidgenSettings *l)
-{
-	return timestamp_bits(l) == 63 ? PG_INT64_MAX :
-		(INT64CONST(1) << timestamp_bits(l)) - 1;
-}
-
-/* The smallest ID of a millisecond since the epoch; -1 if out of range. */
-static int64
-snowflake_of_ms(const UidgenSettings *l, int64 ms)
-{
-	if (ms < 0 || ms > last_ms(l))
-		return -1;
-	return ms << (l->worker_bits + l->sequence_bits);
-}
-
-/* errdetail() naming the instants a layout covers. */
-static int
-errdetail_range(const UidgenSettings *l)
-{
-	int64		last = l->epoch_ms + Min(last_ms(l), END_TIMESTAMP / 1000 - l->epoch_ms);
-
-	return errdetail("With uidgen.epoch = '%s' and %d timestamp bits, snowflake IDs cover instants up to %s.",
-					 timestamptz_to_str(unix_ms_to_timestamptz(l->epoch_ms)),
-					 timestamp_bits(l),
-					 timestamptz_to_str(unix_ms_to_timestamptz(last)));
-}
-
-/*
- * Would every ID issued under "after" from tick "floor" on be above every
- * ID issued under "before" below it?  Then the change cannot repeat an ID.
- */
-bool
-snowflake_change_is_safe(const UidgenSettings *before,
-						 const UidgenSettings *after, uint64 floor)
-{
-	int64		ms = (int64) UIDGEN_TICKS_TO_MS(floor);
-	int64		before_next = snowflake_of_ms(before, ms - before->epoch_ms);
-	int64		after_min = snowflake_of_ms(after, ms - after->epoch_ms);
-
-	if (ms - before->epoch_ms <= 0)
-		return after_min >= 0;	/* nothing was issued under "before" */
-	return before_next >= 0 && after_min >= before_next;
-}
-
-/* The settings IDs were issued under, for messages. */
-char *
-snowflake_settings_detail(const UidgenSettings *before)
-{
-	return psprintf("IDs were issued with uidgen.worker_id = %d, uidgen.worker_bits = %d, uidgen.sequence_bits = %d and uidgen.epoch = '%s'; restore these settings and restart.",
-					before->worker_id, before->worker_bits,
-					before->sequence_bits,
-					timestamptz_to_str(unix_ms_to_timestamptz(before->epoch_ms)));
-}
 
 /* Refuse to generate when IDs could collide. */
 static void
@@ -103,7 +39,7 @@ snowflake_check_state(UidgenShared *s)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
-				 errdetail("%s", snowflake_settings_detail(&s->recorded)),
+				 errdetail("%s", layout_settings_detail(&s->recorded)),
 				 errhint("To start a new ID space on purpose, stop the server and remove the file \"uidgen.state\" from the data directory; IDs may then repeat.")));
 	if (unlikely(s->rebase_pending) && RecoveryInProgress())
 		ereport(ERROR,
@@ -126,14 +62,14 @@ snowflake_next(PG_FUNCTION_ARGS)
 	UidgenProcCounters *mine;
 
 	snowflake_check_state(s);
-	tick = clock_next(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
+	tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
-	id = snowflake_of_ms(l, ms);
+	id = layout_id_of_ms(l, ms);
 	if (unlikely(id < 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("current time is outside the range of snowflake IDs"),
-				 errdetail_range(l)));
+				 layout_errdetail_range(l)));
 	id |= ((int64) l->worker_id << l->sequence_bits) |
 		(int64) ((tick & (UIDGEN_TICKS_PER_MS - 1)) >> slot_shift);
 
@@ -178,7 +114,7 @@ snowflake_timestamp(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp of snowflake ID " INT64_FORMAT " is out of range", id),
-				 errdetail_range(l)));
+				 layout_errdetail_range(l)));
 	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(l->epoch_ms + ms));
 }
 
@@ -211,12 +147,12 @@ snowflake_floor(PG_FUNCTION_ARGS)
 	int64		id = -1;
 
 	if (!TIMESTAMP_NOT_FINITE(ts))
-		id = snowflake_of_ms(l, timestamptz_to_unix_ms(ts) - l->epoch_ms);
+		id = layout_id_of_ms(l, timestamptz_to_unix_ms(ts) - l->epoch_ms);
 	if (id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowflake IDs: \"%s\"",
 						timestamptz_to_str(ts)),
-				 errdetail_range(l)));
+				 layout_errdetail_range(l)));
 	PG_RETURN_INT64(id);
 }

@@ -32,11 +32,11 @@
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
 
-#include "clock.h"
 #include "compat.h"
-#include "keeper.h"
-#include "snowflake.h"
+#include "layout.h"
 #include "statefile.h"
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
@@ -125,14 +125,14 @@ statefile_check_settings(UidgenShared *s, const StateFileData *d, uint64 floor)
 {
 	if (memcmp(&d->settings, &uidgen_settings, sizeof(UidgenSettings)) == 0)
 		return;
-	if (!snowflake_change_is_safe(&d->settings, &uidgen_settings, floor))
+	if (!layout_change_is_safe(&d->settings, &uidgen_settings, floor))
 	{
 		s->recorded = d->settings;
 		s->problem = UIDGEN_STATE_SETTINGS_CHANGED;
 		ereport(WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
-				 errdetail("%s", snowflake_settings_detail(&d->settings)),
+				 errdetail("%s", layout_settings_detail(&d->settings)),
 				 errhint("snowflake_next() is disabled until the settings are restored.")));
 		return;
 	}
@@ -272,10 +272,20 @@ statefile_advance(UidgenShared *s, uint64 tick)
 	LWLockRelease(s->lock);
 }
 
+/* Wake the keeper worker (keeper.c), if it is running. */
+static void
+statefile_wake_keeper(UidgenShared *s)
+{
+	int			procno = s->keeper_procno;
+
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
 /*
- * A tick past the refresh point was handed out: if it is beyond the durable
- * mark, make a new mark durable before the tick is used; otherwise let the
- * keeper move the mark in the background.
+ * A tick past the refresh point is about to be handed out: if it is beyond
+ * the durable mark, make a new mark durable before the tick is used;
+ * otherwise let the keeper move the mark in the background.
  */
 void
 statefile_cover(UidgenShared *s, uint64 tick)
@@ -283,7 +293,7 @@ statefile_cover(UidgenShared *s, uint64 tick)
 	if (tick > pg_atomic_read_u64(&s->hwm))
 		statefile_advance(s, tick);
 	else
-		keeper_wake(s);
+		statefile_wake_keeper(s);
 }
 
 /* Keeper: move the mark a window ahead if the clock passed its middle. */

@@ -12,6 +12,7 @@
 
 #include "port/pg_crc32c.h"
 
+#include "clock.h"
 #include "shmem.h"
 
 #define UIDGEN_STATE_FILE "uidgen.state"
@@ -44,5 +45,20 @@ extern uint64 statefile_load(UidgenShared *s, uint64 *saved_at);
 extern void statefile_cover(UidgenShared *s, uint64 tick);
 extern void statefile_refresh(UidgenShared *s);
 extern void statefile_check_usable(UidgenShared *s);
+
+/*
+ * The generators' way to a tick: the next tick of a clock (clock.c), handed
+ * out only once a durable mark covers it.  Inline, for the hot path.
+ */
+static inline uint64
+statefile_next_tick(UidgenShared *s, UidgenClockKind kind, uint64 granule,
+					bool precise)
+{
+	uint64		tick = clock_next(s, kind, granule, precise);
+
+	if (unlikely(tick > pg_atomic_read_u64(&s->hwm_refresh_at)))
+		statefile_cover(s, tick);
+	return tick;
+}
 
 #endif							/* UIDGEN_STATEFILE_H */

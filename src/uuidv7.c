@@ -31,7 +31,6 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
-#include "clock.h"
 #include "shmem.h"
 #include "statefile.h"
 #include "timeconv.h"
@@ -110,7 +109,7 @@ uuidv7_next(PG_FUNCTION_ARGS)
 	UidgenProcCounters *mine;
 
 	statefile_check_usable(s);
-	tick = clock_next(s, UIDGEN_CLOCK_UUID, 1, true);
+	tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
 	mine = shmem_my_counters();
 	pg_atomic_write_u64(&mine->uuids, pg_atomic_read_u64(&mine->uuids) + 1);
 	PG_RETURN_UUID_P(uuidv7_build(UIDGEN_TICKS_TO_MS(tick),
