@@ -302,6 +302,7 @@ cache_wait(int *index, const char *name, int64 *id)
 		CacheEntry *e = &cache_shared->entries[*index];
 		bool		kick = false;
 		AllocResult failure;
+		TimestampTz waited;
 		long		left;
 
 		SpinLockAcquire(&e->mutex);
@@ -328,9 +329,10 @@ cache_wait(int *index, const char *name, int64 *id)
 			ConditionVariableCancelSleep();
 			if (failure.outcome != ALLOC_LOCKED)
 				allocator_raise(name, &failure);
-			allocator_wait_locker(name, failure.locker);
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												   uidgen_block_timeout);
+			/* lock waits do not count in uidgen.block_timeout */
+			waited = GetCurrentTimestamp();
+			allocator_wait_locker(name, &failure);
+			deadline += GetCurrentTimestamp() - waited;
 			continue;
 		}
 		if (!started)
