@@ -560,11 +560,15 @@ alloc_wait_table(const char *name, Oid relid)
  * Wait for what kept the allocator from a sequence, as a lock waiter would:
  * the transaction holding its row, each conflicting member of the
  * MultiXactId holding it, or the table's lock.  Refuse if it is our own
- * transaction that holds it.
+ * transaction that holds it.  Returns the time spent in lock waits, which
+ * uidgen.block_timeout does not count.
  */
-void
+TimestampTz
 allocator_wait_locker(const char *name, const AllocResult *res)
 {
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz waited;
+
 	if (OidIsValid(res->locked_table))
 		alloc_wait_table(name, res->locked_table);
 	else if (res->locker_is_multi)
@@ -575,11 +579,13 @@ allocator_wait_locker(const char *name, const AllocResult *res)
 			alloc_refuse_own(name, !res->locker_lock_only);
 		XactLockTableWait(res->locker, NULL, NULL, XLTW_None);
 	}
+	waited = GetCurrentTimestamp() - start;
 	/* the lock may be gone already: do not spin on the allocator */
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 1, uidgen_wait_event(&we_request, "UidgenBlockRequest"));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+	return waited;
 }
 
 /*
@@ -595,14 +601,10 @@ allocator_reserve(const char *name, int64 n, AllocResult *res)
 
 	for (;;)
 	{
-		TimestampTz waited;
-
 		alloc_ask(name, n, res, deadline);
 		if (res->outcome != ALLOC_LOCKED)
 			return;
-		waited = GetCurrentTimestamp();
-		allocator_wait_locker(name, res);
-		deadline += GetCurrentTimestamp() - waited;
+		deadline += allocator_wait_locker(name, res);
 	}
 }
 

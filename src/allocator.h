@@ -12,6 +12,7 @@
 #ifndef UIDGEN_ALLOCATOR_H
 #define UIDGEN_ALLOCATOR_H
 
+#include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 
 /* Largest number of IDs one reservation may take (and largest block size). */
@@ -73,7 +74,7 @@ extern bool allocator_wake(Oid dbid, bool raise);
 extern bool allocator_token_alive(uint64 token);
 extern void allocator_request_exit(Oid dbid);
 extern void allocator_raise(const char *name, const AllocResult *res);
-extern void allocator_wait_locker(const char *name, const AllocResult *res);
+extern TimestampTz allocator_wait_locker(const char *name, const AllocResult *res);
 
 /* For the allocator worker (allocworker.c) */
 extern Oid	allocator_attach(int slot, uint32 generation);

@@ -302,7 +302,6 @@ cache_wait(int *index, const char *name, int64 *id)
 		CacheEntry *e = &cache_shared->entries[*index];
 		bool		kick = false;
 		AllocResult failure;
-		TimestampTz waited;
 		long		left;
 
 		SpinLockAcquire(&e->mutex);
@@ -330,9 +329,7 @@ cache_wait(int *index, const char *name, int64 *id)
 			if (failure.outcome != ALLOC_LOCKED)
 				allocator_raise(name, &failure);
 			/* lock waits do not count in uidgen.block_timeout */
-			waited = GetCurrentTimestamp();
-			allocator_wait_locker(name, &failure);
-			deadline += GetCurrentTimestamp() - waited;
+			deadline += allocator_wait_locker(name, &failure);
 			continue;
 		}
 		if (!started)
