@@ -243,7 +243,8 @@ alloc_row_locker(Oid relid, ItemPointer tid, AllocResult *r)
 		HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, off));
 		uint16		infomask = htup->t_infomask;
 
-		if (!(infomask & HEAP_XMAX_INVALID))
+		/* a lock from before 9.3, kept by pg_upgrade, locks nothing */
+		if (!(infomask & HEAP_XMAX_INVALID) && !HEAP_LOCKED_UPGRADED(infomask))
 		{
 			r->locker = HeapTupleHeaderGetRawXmax(htup);
 			r->locker_is_multi = (infomask & HEAP_XMAX_IS_MULTI) != 0;
