@@ -34,7 +34,8 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
-	blocks_repeatable_read blocks_exhaustion
+	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
+	blocks_table_lock
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -I$(srcdir)/src

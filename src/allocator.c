@@ -10,9 +10,12 @@
  * uidgen.allocator_idle_timeout without work, or when its database is
  * dropped.  A backend posts a request in its own slot (indexed by its
  * PGPROC number), sets the allocator's latch and sleeps on its own latch,
- * interruptibly and for at most uidgen.block_timeout.  A row locked by
- * another transaction comes back with the locker's xid; the backend waits
- * for that transaction itself (a lock wait like any other) and asks again.
+ * interruptibly and for at most uidgen.block_timeout (in all, however many
+ * times it asks).  A row locked by other transactions comes back with its
+ * xmax: the backend waits for that transaction, or for each member of the
+ * MultiXactId that conflicts, itself (lock waits like any other, not
+ * counted in uidgen.block_timeout), and asks again.  So does a table lock
+ * the allocator could not take at once: the backend waits for it.
  *
  * Locking: AllocShared.lock protects every slot and every request.  A
  * request moves FREE -> PENDING (its backend) -> TAKEN -> DONE (the
@@ -30,6 +33,7 @@
 
 #include <limits.h>
 
+#include "access/multixact.h"
 #include "access/xact.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
@@ -39,6 +43,8 @@
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/timestamp.h"
 
 #include "allocator.h"
@@ -444,14 +450,13 @@ alloc_ms_until(TimestampTz when, TimestampTz now)
 	return (long) ((when - now + 999) / 1000);
 }
 
-/* Post one request and wait for its answer (any outcome). */
+/* Post one request and wait for its answer (any outcome) until deadline. */
 static void
-alloc_ask(const char *name, int64 n, AllocResult *res)
+alloc_ask(const char *name, int64 n, AllocResult *res, TimestampTz deadline)
 {
 	AllocRequest *req = alloc_my_request();
 	uint64		ticket = alloc_post(req, name, n);
 	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz deadline = TimestampTzPlusMilliseconds(now, uidgen_block_timeout);
 
 	PG_TRY();
 	{
@@ -484,38 +489,122 @@ alloc_ask(const char *name, int64 n, AllocResult *res)
 	PG_END_TRY();
 }
 
-/*
- * Wait for the transaction that holds a sequence's row locked, as a row
- * lock waiter would; refuse if it is our own.
- */
-void
-allocator_wait_locker(const char *name, TransactionId locker)
+/* Refuse to wait for our own transaction, which holds the row. */
+static void
+alloc_refuse_own(const char *name, bool changed)
 {
-	if (TransactionIdIsValid(locker) && TransactionIdIsCurrentTransactionId(locker))
+	if (changed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("block sequence \"%s\" was changed by the current transaction", name),
 				 errdetail("The allocator reserves IDs in its own transaction, which would have to wait for this one to end."),
 				 errhint("Commit the change before reserving IDs from the sequence.")));
-	if (TransactionIdIsValid(locker))
-		XactLockTableWait(locker, NULL, NULL, XLTW_None);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("block sequence \"%s\" is locked by the current transaction", name),
+			 errdetail("The allocator reserves IDs in its own transaction, which would have to wait for this one to end."),
+			 errhint("Commit before reserving IDs from the sequence, or lock its row with FOR KEY SHARE only.")));
+}
+
+/*
+ * Wait for the members of a MultiXactId holding a row whose locks conflict
+ * with the allocator's FOR NO KEY UPDATE (all but FOR KEY SHARE), as
+ * heapam's MultiXactIdWait() does; refuse if one of them is ours.
+ */
+static void
+alloc_wait_multi(const char *name, MultiXactId multi, bool lock_only)
+{
+	MultiXactMember *members;
+	int			nmembers = GetMultiXactIdMembers(multi, &members, false, lock_only);
+
+	for (int i = 0; i < nmembers; i++)
+		if (members[i].status != MultiXactStatusForKeyShare &&
+			TransactionIdIsCurrentTransactionId(members[i].xid))
+			alloc_refuse_own(name, members[i].status == MultiXactStatusNoKeyUpdate ||
+							 members[i].status == MultiXactStatusUpdate);
+	for (int i = 0; i < nmembers; i++)
+		if (members[i].status != MultiXactStatusForKeyShare)
+			XactLockTableWait(members[i].xid, NULL, NULL, XLTW_None);
+	if (nmembers > 0)
+		pfree(members);
+}
+
+/*
+ * Wait for the lock on id_sequences that the allocator could not take at
+ * once, in the lock queue like the allocator's statements would, and let
+ * it go again.  Refuse if this transaction already holds a lock on the
+ * table: a request queued behind it would make the allocator wait for us.
+ */
+static void
+alloc_wait_table(const char *name, Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		held = false;
+
+	if (rel != NULL)
+	{
+		held = CheckRelationLockedByMe(rel, AccessShareLock, true);
+		RelationClose(rel);
+	}
+	if (held)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the uidgen allocator cannot lock table id_sequences for block sequence \"%s\"", name),
+				 errdetail("Another session holds or waits for a conflicting lock on the table, and the current transaction holds a lock on it, so the allocator would have to wait for this transaction to end."),
+				 errhint("Reserve IDs before reading or changing id_sequences in the transaction, or commit first.")));
+	LockRelationOid(relid, RowExclusiveLock);
+	UnlockRelationOid(relid, RowExclusiveLock);
+}
+
+/*
+ * Wait for what kept the allocator from a sequence, as a lock waiter would:
+ * the transaction holding its row, each conflicting member of the
+ * MultiXactId holding it, or the table's lock.  Refuse if it is our own
+ * transaction that holds it.  Returns the time spent in lock waits, which
+ * uidgen.block_timeout does not count.
+ */
+TimestampTz
+allocator_wait_locker(const char *name, const AllocResult *res)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz waited;
+
+	if (OidIsValid(res->locked_table))
+		alloc_wait_table(name, res->locked_table);
+	else if (res->locker_is_multi)
+		alloc_wait_multi(name, (MultiXactId) res->locker, res->locker_lock_only);
+	else if (TransactionIdIsValid(res->locker))
+	{
+		if (TransactionIdIsCurrentTransactionId(res->locker))
+			alloc_refuse_own(name, !res->locker_lock_only);
+		XactLockTableWait(res->locker, NULL, NULL, XLTW_None);
+	}
+	waited = GetCurrentTimestamp() - start;
 	/* the lock may be gone already: do not spin on the allocator */
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 1, uidgen_wait_event(&we_request, "UidgenBlockRequest"));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+	return waited;
 }
 
-/* Reserve n IDs (0: a block) of a sequence; any outcome but ALLOC_LOCKED. */
+/*
+ * Reserve n IDs (0: a block) of a sequence; any outcome but ALLOC_LOCKED.
+ * uidgen.block_timeout bounds the time spent waiting for the allocator in
+ * all, across every request; lock waits in between do not count.
+ */
 void
 allocator_reserve(const char *name, int64 n, AllocResult *res)
 {
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   uidgen_block_timeout);
+
 	for (;;)
 	{
-		alloc_ask(name, n, res);
+		alloc_ask(name, n, res, deadline);
 		if (res->outcome != ALLOC_LOCKED)
 			return;
-		allocator_wait_locker(name, res->locker);
+		deadline += allocator_wait_locker(name, res);
 	}
 }
 

@@ -12,6 +12,7 @@
 #ifndef UIDGEN_ALLOCATOR_H
 #define UIDGEN_ALLOCATOR_H
 
+#include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 
 /* Largest number of IDs one reservation may take (and largest block size). */
@@ -26,7 +27,7 @@ typedef enum AllocOutcome
 	ALLOC_OK,					/* first..last are reserved and committed */
 	ALLOC_UNKNOWN,				/* no such sequence */
 	ALLOC_EXHAUSTED,			/* past max_value; exhausted is now set */
-	ALLOC_LOCKED,				/* the row is locked by transaction "locker" */
+	ALLOC_LOCKED,				/* the row or the table is locked: see locker */
 	ALLOC_FAILED				/* the allocator's transaction failed */
 } AllocOutcome;
 
@@ -39,7 +40,10 @@ typedef struct AllocResult
 	int64		requested;		/* n asked for (the block size if 0) */
 	int64		next_block_start;	/* for EXHAUSTED */
 	int64		max_value;		/* for EXHAUSTED */
-	TransactionId locker;		/* for LOCKED */
+	TransactionId locker;		/* for LOCKED: the row's xmax, if valid */
+	bool		locker_is_multi;	/* locker is a MultiXactId */
+	bool		locker_lock_only;	/* and it only locks the row */
+	Oid			locked_table;	/* for LOCKED: the table, not the row */
 	int			sqlerrcode;		/* for FAILED */
 	char		message[ALLOC_MSG_LEN]; /* for FAILED */
 } AllocResult;
@@ -70,7 +74,7 @@ extern bool allocator_wake(Oid dbid, bool raise);
 extern bool allocator_token_alive(uint64 token);
 extern void allocator_request_exit(Oid dbid);
 extern void allocator_raise(const char *name, const AllocResult *res);
-extern void allocator_wait_locker(const char *name, TransactionId locker);
+extern TimestampTz allocator_wait_locker(const char *name, const AllocResult *res);
 
 /* For the allocator worker (allocworker.c) */
 extern Oid	allocator_attach(int slot, uint32 generation);

@@ -451,9 +451,8 @@ cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 				cache_forget(*index, name);
 			if (failure.outcome != ALLOC_LOCKED)
 				allocator_raise(name, &failure);
-			allocator_wait_locker(name, failure.locker);
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												   uidgen_block_timeout);
+			/* lock waits do not count in uidgen.block_timeout */
+			deadline += allocator_wait_locker(name, &failure);
 			continue;
 		}
 		if (!started)
