@@ -15,6 +15,9 @@ PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
 TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync)
+# What scripts/package.sh needs besides: the Debian package's build
+# dependencies (debian/control.in), dpkg-buildpackage and lintian.
+PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
 PACKAGES=("${TOOL_PACKAGES[@]}")
 [ -n "${UIDGEN_PG_CONFIG:-}" ] ||
     PACKAGES+=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
