@@ -62,9 +62,12 @@ make_workdir() {
     echo "$dir"
 }
 
-# Start a cluster in $1 on port $2 with uidgen preloaded.
+# Start a cluster in $1 on port $2 with uidgen preloaded, listening only on
+# a Unix socket in $1; more postgresql.conf lines may follow as arguments.
+# Run it from a directory the unprivileged account can enter (e.g. $1).
 start_cluster() {
     local dir=$1 port=$2
+    shift 2
     as_user "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync >/dev/null
     cat >>"$dir/data/postgresql.conf" <<CONF
 shared_preload_libraries = 'uidgen'
@@ -73,6 +76,7 @@ listen_addresses = ''
 unix_socket_directories = '$dir'
 max_prepared_transactions = 10
 CONF
+    [ $# -eq 0 ] || printf '%s\n' "$@" >>"$dir/data/postgresql.conf"
     as_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
 }
 

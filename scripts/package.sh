@@ -136,4 +136,4 @@ rm -rf "$work/check" && cp -a "$work/uidgen" "$work/check" && chown -R "$RUN_AS"
 
 step "apt-get purge $PKG"
 apt-get purge -y -qq "$PKG" >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; exit 1; }
-step "passed"
+step "passed in $SECONDS s"
