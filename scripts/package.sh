@@ -25,6 +25,8 @@ export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 
 work=$(mktemp -d /tmp/uidgen-pkg.XXXXXX)
 chmod 755 "$work"
+# Out of the checkout, which the unprivileged account may not enter (root's home).
+cd "$work"
 stash=$work/dev-built.tar
 restore=
 etc_existed=
@@ -51,15 +53,16 @@ step "building $PKG with dpkg-buildpackage and pg_buildext"
 rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
     --exclude tmp_check --exclude results --exclude output_iso \
     "$UIDGEN_SRC/" "$work/uidgen/"
+# As the README says: as an ordinary user (here the unprivileged account),
+# for this major only (debian/pgversions says which majors the package
+# supports, PG_SUPPORTED_VERSIONS which of them to build here); the suite
+# runs against the installed package below, not at build time.
+chown -R "$RUN_AS" "$work"
 (
     cd "$work/uidgen"
-    # Build for this major only: debian/pgversions says which majors the
-    # package supports, PG_SUPPORTED_VERSIONS which of them to build here.
-    export PG_SUPPORTED_VERSIONS=$PG_MAJOR
-    pg_buildext updatecontrol >/dev/null
-    # The suite runs against the installed package below, not at build time.
-    DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" DEB_BUILD_PROFILES=nocheck \
-        dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1
+    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" pg_buildext updatecontrol >/dev/null
+    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
+        DEB_BUILD_PROFILES=nocheck dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1
 ) || { tail -n 40 "$work/build.log"; exit 1; }
 deb=$(echo "$work/${PKG}_"*.deb)
 [ -f "$deb" ] || { echo "no $PKG .deb built" >&2; exit 1; }
@@ -67,10 +70,9 @@ ls -l "$work"/*.deb | awk '{print "   ", $5, "bytes", $9}'
 dpkg-deb -c "$deb" | awk '{print "    " $6}' | grep -v '/$'
 
 step "lintian (errors fail)"
-# lintian refuses to run as root on untrusted input; the files are readable.
-chmod -R a+rX "$work"
+# Not as root either (lintian advises against it).
 lint_status=0
-mkdir -m 1777 "$work/tmp"
+as_user mkdir "$work/tmp"
 runuser -u "$RUN_AS" -- env TMPDIR="$work/tmp" lintian --fail-on error --display-info "$work"/*.changes || lint_status=1
 [ $lint_status -eq 0 ] || { echo "lintian reported errors" >&2; exit 1; }
 
