@@ -59,8 +59,9 @@ rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
 # runs against the installed package below, not at build time.
 chown -R "$RUN_AS" "$work"
 (
-    cd "$work/uidgen"
-    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" pg_buildext updatecontrol >/dev/null
+    # (set -e does not reach into a list followed by ||: chain with &&)
+    cd "$work/uidgen" &&
+    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" pg_buildext updatecontrol >/dev/null &&
     as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
         DEB_BUILD_PROFILES=nocheck dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1
 ) || { tail -n 40 "$work/build.log"; exit 1; }
