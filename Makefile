@@ -52,4 +52,11 @@ PROVE_FLAGS += -I test
 
 .PHONY: tapcheck
 tapcheck:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "make tapcheck: do not run this as root: the TAP tests start their own" \
+			"PostgreSQL servers, and initdb and postgres refuse to run as root." >&2; \
+		echo "Run it as an unprivileged user from a copy of the checkout that user owns," \
+			"e.g. as root: ./scripts/tap.sh (or ./scripts/test.sh for the whole suite)." >&2; \
+		exit 1; \
+	fi
 	$(prove_installcheck)

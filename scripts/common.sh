@@ -15,6 +15,9 @@ PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
 TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync)
+# What scripts/package.sh needs besides: the Debian package's build
+# dependencies (debian/control.in), dpkg-buildpackage and lintian.
+PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
 PACKAGES=("${TOOL_PACKAGES[@]}")
 [ -n "${UIDGEN_PG_CONFIG:-}" ] ||
     PACKAGES+=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
@@ -59,9 +62,12 @@ make_workdir() {
     echo "$dir"
 }
 
-# Start a cluster in $1 on port $2 with uidgen preloaded.
+# Start a cluster in $1 on port $2 with uidgen preloaded, listening only on
+# a Unix socket in $1; more postgresql.conf lines may follow as arguments.
+# Run it from a directory the unprivileged account can enter (e.g. $1).
 start_cluster() {
     local dir=$1 port=$2
+    shift 2
     as_user "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync >/dev/null
     cat >>"$dir/data/postgresql.conf" <<CONF
 shared_preload_libraries = 'uidgen'
@@ -70,6 +76,7 @@ listen_addresses = ''
 unix_socket_directories = '$dir'
 max_prepared_transactions = 10
 CONF
+    [ $# -eq 0 ] || printf '%s\n' "$@" >>"$dir/data/postgresql.conf"
     as_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
 }
 

@@ -9,7 +9,7 @@ CREATE TABLE orders (
 );
 INSERT INTO orders (item) VALUES ('apple'), ('pear'), ('plum');
 
-\echo '== each ID decoded'
+\echo '== each ID decoded (worker 1: the demo cluster sets uidgen.worker_id = 1, as the README''s installation does)'
 SELECT id, snowflake_timestamp(id) AS generated_at,
        snowflake_worker(id) AS worker, snowflake_sequence(id) AS sequence, item
 FROM orders ORDER BY id;

@@ -4,14 +4,19 @@
 # root, 18 and 19 (experimental) in a Debian sid root.  The roots are built
 # with debootstrap on first use and kept in $UIDGEN_ROOTS (default
 # /var/cache/uidgen/roots), so later runs reuse them.  A failure on any
-# major fails the run.  Run as root: ./scripts/matrix.sh [major ...]
+# major fails the run.  After each major's suite, scripts/package.sh builds
+# the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
+# the regression suite against it and removes it; a failure there fails that
+# major too.  Run as root: ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
 source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
+PACKAGE=scripts/package.sh
 if [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
+    PACKAGE=
     shift
 fi
 
@@ -20,7 +25,7 @@ MIRROR=${UIDGEN_MIRROR:-http://deb.debian.org/debian}
 MAJORS=("$@")
 [ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
 # Bump when a root's recipe changes, so cached roots are rebuilt.
-ROOT_RECIPE=1
+ROOT_RECIPE=2
 
 # The Debian suite whose root holds a major ("host" for this machine).
 suite_of() {
@@ -87,7 +92,10 @@ Pin-Priority: 500
 PIN
     fi
     mkdir -p "$tmp/etc/postgresql-common"
-    echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.conf"
+    # No "main" cluster, but clusters made with pg_createcluster get Debian's
+    # default conf.d (scripts/package.sh follows the README's steps there).
+    printf "create_main_cluster = false\nadd_include_dir = 'conf.d'\n" \
+        >"$tmp/etc/postgresql-common/createcluster.conf"
     cp /etc/resolv.conf "$tmp/etc/resolv.conf"
     for m in $majors; do
         pkgs+=("postgresql-$m" "postgresql-server-dev-$m")
@@ -95,7 +103,7 @@ PIN
     mount_root "$tmp"
     chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
         sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-               -o Dpkg::Options::=--force-confold ${TOOL_PACKAGES[*]} ${pkgs[*]}" \
+               -o Dpkg::Options::=--force-confold ${TOOL_PACKAGES[*]} ${PKG_PACKAGES[*]} ${pkgs[*]}" \
         >>"$ROOTS/$suite.log" 2>&1 || {
         tail -n 20 "$ROOTS/$suite.log"
         unmount_below "$tmp"
@@ -108,9 +116,10 @@ PIN
     mv "$tmp" "$root"
 }
 
-# Run the suite (or the benchmark) for major $1 inside the root of suite $2.
+# Run the suite and the package test (or the benchmark) for major $1 inside
+# the root of suite $2.
 test_in_root() {
-    local major=$1 root=$ROOTS/$2
+    local major=$1 root=$ROOTS/$2 script
     mount_root "$root"
     rm -rf "$root/tmp/uidgen"
     rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
@@ -118,9 +127,19 @@ test_in_root() {
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
-    in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-        LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-        "/tmp/uidgen/$RUN"
+    for script in $RUN $PACKAGE; do
+        in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+            LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
+            "/tmp/uidgen/$script" || return
+    done
+}
+
+# The same for major $1 on this machine.
+test_on_host() {
+    local script
+    for script in $RUN $PACKAGE; do
+        in_own_group env UIDGEN_PG_MAJOR="$1" "$UIDGEN_SRC/$script" || return
+    done
 }
 
 require_root
@@ -176,7 +195,7 @@ for major in "${MAJORS[@]}"; do
     start=$SECONDS
     echo "=================== PostgreSQL $major ($suite)"
     if [ "$suite" = host ]; then
-        in_own_group env UIDGEN_PG_MAJOR="$major" "$UIDGEN_SRC/$RUN" && rc=0 || rc=$?
+        test_on_host "$major" && rc=0 || rc=$?
     else
         { ensure_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
         unmount_below "$ROOTS/$suite"
