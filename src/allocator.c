@@ -42,6 +42,7 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
+#include "utils/lsyscache.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"

@@ -270,8 +270,8 @@ alloc_group_missing(Oid relid, AllocWork *works, int count, Datum *args)
 		bool		isnull;
 		ItemPointerData tid;
 
-		tid = *DatumGetItemPointer(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1, &isnull));
+		tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull));
 		found.outcome = ALLOC_LOCKED;
 		alloc_row_locker(relid, &tid, &found);
 	}
