@@ -20,7 +20,7 @@ our @EXPORT = qw(
   uidgen_node uidgen_status faketime_available faketime_set start_faked
   start_clients stop_clients client_lines client_errors psql_error count_in_log
   max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
-  postmaster_pid keeper_pid
+  postmaster_pid keeper_pid build_shim
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -188,6 +188,21 @@ sub max_uuid
 		$max = $_ if !defined $max || $_ gt $max;
 	}
 	return $max;
+}
+
+# Compile the LD_PRELOAD shim test/$name.c into a temporary directory and
+# return the path of the library; skip the whole test if there is no C
+# compiler.
+sub build_shim
+{
+	my ($name) = @_;
+	my $cc = $ENV{CC} // 'cc';
+	my $lib = PostgreSQL::Test::Utils::tempdir() . "/$name.so";
+	plan skip_all => "no C compiler ($cc) to build test/$name.c"
+	  if system("$cc --version >/dev/null 2>&1") != 0;
+	system("$cc -shared -fPIC -o '$lib' test/$name.c -ldl") == 0
+	  or die "could not compile test/$name.c with $cc";
+	return $lib;
 }
 
 # The pid of $node's postmaster.

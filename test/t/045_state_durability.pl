@@ -28,12 +28,7 @@ use lib 'test';
 use UidgenTest;
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
-my $cc = $ENV{CC} // 'cc';
-my $shim = "$tmp/fsync_shim.so";
-plan skip_all => "no C compiler ($cc) to build test/fsync_shim.c"
-  if system("$cc --version >/dev/null 2>&1") != 0;
-system("$cc -shared -fPIC -o '$shim' test/fsync_shim.c -ldl") == 0
-  or die "could not compile test/fsync_shim.c with $cc";
+my $shim = build_shim('fsync_shim');
 
 my $shim_log = "$tmp/shim.log";
 my $trigger = "$tmp/fail";
