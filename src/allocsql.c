@@ -24,8 +24,8 @@
  * that covers the values (nextval() logs 32 ahead, and then the transaction
  * commits without flushing anything) is flushed before the commit.
  *
- * The statements are schema-qualified (the worker's search_path holds only pg_catalog),
- * prepared once and kept until a round fails.
+ * The statements are schema-qualified (the worker's search_path holds only
+ * pg_catalog), prepared once and kept until a round fails.
  *
  * Everything here runs in the allocator worker, inside the transaction
  * allocworker.c opens and commits.
@@ -167,7 +167,6 @@ alloc_prepare(Oid relid)
 	bool		has_strategy = get_attnum(relid, "strategy") != InvalidAttrNumber;
 	const char *table_only;
 	const char *strategy_cols;
-
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
 	Oid			seq_types[2] = {REGCLASSOID, INT4OID};
