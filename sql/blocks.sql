@@ -38,7 +38,7 @@ SELECT grantee, grantor, grantable,
 SELECT p.oid::regprocedure AS function, provolatile, proparallel, prosecdef,
        proconfig, proacl IS NOT NULL AND NOT has_function_privilege('public', p.oid, 'EXECUTE') AS restricted
   FROM pg_proc p
- WHERE proname IN ('seq_create', 'seq_drop', 'seq_alter', 'seq_advance', 'seq_lock_row',
+ WHERE proname IN ('seq_create', 'seq_drop', 'seq_alter', 'seq_advance', 'seq_lock_row', 'seq_next_unused',
                    'seq_reserve_block', 'seq_next')
  ORDER BY p.oid::regprocedure::text COLLATE "C";
 
@@ -227,7 +227,7 @@ COMMIT;
 -- table nor manage sequences unless granted EXECUTE
 CREATE ROLE regress_blocks_user;
 CREATE ROLE regress_blocks_admin;
-GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint),
+GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text),
     seq_drop(text) TO regress_blocks_admin;
 SET ROLE regress_blocks_user;
 SELECT pg_temp.err($$INSERT INTO id_sequences (name, next_block_start, block_size, max_value) VALUES ('evil', 1, 1, 10)$$);
@@ -248,7 +248,7 @@ SELECT seq_create('delegated');
 SELECT pg_temp.err($$SELECT seq_advance('delegated', 100)$$);
 SELECT seq_drop('delegated');
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint),
+REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text),
     seq_drop(text) FROM regress_blocks_admin;
 DROP ROLE regress_blocks_user;
 DROP ROLE regress_blocks_admin;

@@ -31,6 +31,197 @@ COMMENT ON FUNCTION @extschema@.uuidv7(timestamptz) IS
 ALTER TABLE @extschema@.id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate;
 ALTER TABLE @extschema@.id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
 
+-- Block sequences: a second strategy, a native sequence per block sequence
+-- (INCREMENT BY block_size, one nextval() per block).  Existing rows keep
+-- strategy 'table'.  Columns in the order of a fresh install.
+ALTER TABLE @extschema@.id_sequences
+    ADD COLUMN strategy text NOT NULL DEFAULT 'table'
+        CONSTRAINT id_sequences_strategy_check
+        CHECK (strategy IN ('table', 'sequence')),
+    ADD COLUMN sequence regclass
+        CONSTRAINT id_sequences_sequence_check
+        CHECK ((strategy = 'sequence') = (sequence IS NOT NULL));
+
+-- seq_create() takes the strategy: a new signature.
+DROP FUNCTION @extschema@.seq_create(text, bigint, integer, bigint);
+
+CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
+                           block_size integer DEFAULT 1000,
+                           max_value bigint DEFAULT 9223372036854775807,
+                           strategy text DEFAULT 'table')
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    nsp regnamespace;
+    seq regclass;
+BEGIN
+    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+       OR strategy IS NULL THEN
+        RAISE EXCEPTION 'arguments of seq_create() must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'block sequence name must not be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF octet_length(name) > 63 THEN
+        RAISE EXCEPTION 'block sequence name "%" is too long', name
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = 'Names are limited to 63 bytes.';
+    END IF;
+    IF block_size < 1 OR block_size > 1000000000 THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF start > max_value OR start = 9223372036854775807 THEN
+        RAISE EXCEPTION 'start must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
+                                  start, max_value);
+    END IF;
+    IF strategy NOT IN ('table', 'sequence') THEN
+        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The strategies are "table" and "sequence".';
+    END IF;
+    IF strategy = 'sequence' THEN
+        SELECT c.relnamespace INTO nsp FROM pg_class c
+            WHERE c.oid = '@extschema@.id_sequences'::regclass;
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
+                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
+                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
+        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
+    END IF;
+    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
+                                               strategy, sequence)
+        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
+                seq_create.strategy, seq);
+EXCEPTION
+    -- the row, or the native sequence of a row, exists
+    WHEN unique_violation OR duplicate_table THEN
+        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
+            USING ERRCODE = 'duplicate_object';
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION seq_drop(name text) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    seq regclass;
+BEGIN
+    DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name
+        RETURNING s.sequence INTO seq;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_drop.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    -- its native sequence, unless someone dropped it already
+    IF seq IS NOT NULL AND EXISTS (SELECT FROM pg_class c WHERE c.oid = seq) THEN
+        EXECUTE format('DROP SEQUENCE %s', seq);
+    END IF;
+END;
+$$;
+
+-- The next ID a sequence has not handed out yet: next_block_start, or for
+-- strategy 'sequence' the block after its native sequence's last one.
+-- Used by seq_alter() and seq_advance() with the row locked.
+CREATE FUNCTION seq_next_unused(cur id_sequences) RETURNS numeric
+    LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN cur.strategy = 'sequence'
+            THEN coalesce(pg_sequence_last_value(cur.sequence)::numeric + cur.block_size,
+                          cur.next_block_start)
+            ELSE cur.next_block_start END
+$$;
+
+-- Changes the block size and/or max_value (NULL: unchanged).  max_value
+-- cannot go below an ID already handed out; setting it clears exhausted.
+-- The block size of strategy 'sequence' is its native sequence's
+-- increment, which cannot change safely (ALTER SEQUENCE is transactional,
+-- the sequence's position is not): refused.
+CREATE OR REPLACE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
+                          max_value bigint DEFAULT NULL)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+    next_unused numeric;
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'block sequence name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    cur := @extschema@.seq_lock_row(seq_alter.name);
+    IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF cur.strategy = 'sequence' AND block_size IS NOT NULL
+       AND block_size <> cur.block_size THEN
+        RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
+                  HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
+        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET block_size = coalesce(seq_alter.block_size, s.block_size),
+            max_value = coalesce(seq_alter.max_value, s.max_value),
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL
+        WHERE s.name = seq_alter.name;
+END;
+$$;
+
+-- Moves a sequence beyond "past" (IDs imported from elsewhere), never back.
+-- Returns the next ID it will hand out.  For strategy 'sequence' that is a
+-- setval() of its native sequence, which, like every setval(), a rollback
+-- does not undo: a gap, never a repeat.
+CREATE OR REPLACE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+    next_unused numeric;
+BEGIN
+    cur := @extschema@.seq_lock_row(seq_advance.name);
+    IF past >= cur.max_value THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is %s and max_value is %s.', past, cur.max_value),
+                  HINT = 'Raise max_value with seq_alter() first.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF past < next_unused THEN
+        RETURN next_unused;
+    END IF;
+    IF cur.strategy = 'sequence' THEN
+        PERFORM setval(cur.sequence, past + 1, false);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET next_block_start = seq_advance.past + 1
+        WHERE s.name = seq_advance.name;
+    RETURN past + 1;
+END;
+$$;
+
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_next_unused(id_sequences) FROM PUBLIC;
+
 DO $$
 DECLARE
     saved text := pg_catalog.current_setting('client_min_messages');

@@ -100,8 +100,9 @@ CREATE FUNCTION uidgen_status(
 -- Block sequences ----------------------------------------------------------
 
 -- One row per named sequence.  next_block_start is the next ID not handed
--- out yet; only the allocator worker and the functions below write it, and
--- never downwards.  The names fit a shared-memory slot (63 bytes).
+-- out yet (strategy 'table'; for 'sequence', the native sequence named in
+-- "sequence" holds the position); only the allocator worker and the
+-- functions below write it, and never downwards.  The names fit a shared-memory slot (63 bytes).
 CREATE TABLE id_sequences (
     name text PRIMARY KEY
         CONSTRAINT id_sequences_name_check
@@ -112,7 +113,13 @@ CREATE TABLE id_sequences (
         CHECK (block_size BETWEEN 1 AND 1000000000),
     max_value bigint NOT NULL,
     exhausted boolean NOT NULL DEFAULT false,
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT now(),
+    strategy text NOT NULL DEFAULT 'table'
+        CONSTRAINT id_sequences_strategy_check
+        CHECK (strategy IN ('table', 'sequence')),
+    sequence regclass
+        CONSTRAINT id_sequences_sequence_check
+        CHECK ((strategy = 'sequence') = (sequence IS NOT NULL))
 );
 
 COMMENT ON TABLE id_sequences IS
@@ -149,15 +156,25 @@ ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
 -- search_path, so that roles granted EXECUTE on them need no privilege on
 -- the table and a hostile search_path cannot redirect them.  Only the owner
 -- (a superuser) may call them until it grants EXECUTE.
+--
+-- Strategy 'table' keeps the position in next_block_start; strategy
+-- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
+-- nextval() per block), created here next to id_sequences, owned by its
+-- name column (DROP EXTENSION drops it) and dropped by seq_drop().
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            block_size integer DEFAULT 1000,
-                           max_value bigint DEFAULT 9223372036854775807)
+                           max_value bigint DEFAULT 9223372036854775807,
+                           strategy text DEFAULT 'table')
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    nsp regnamespace;
+    seq regclass;
 BEGIN
-    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL THEN
+    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+       OR strategy IS NULL THEN
         RAISE EXCEPTION 'arguments of seq_create() must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -181,10 +198,26 @@ BEGIN
                   DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
                                   start, max_value);
     END IF;
-    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value)
-        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value);
+    IF strategy NOT IN ('table', 'sequence') THEN
+        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The strategies are "table" and "sequence".';
+    END IF;
+    IF strategy = 'sequence' THEN
+        SELECT c.relnamespace INTO nsp FROM pg_class c
+            WHERE c.oid = '@extschema@.id_sequences'::regclass;
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
+                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
+                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
+        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
+    END IF;
+    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
+                                               strategy, sequence)
+        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
+                seq_create.strategy, seq);
 EXCEPTION
-    WHEN unique_violation THEN
+    -- the row, or the native sequence of a row, exists
+    WHEN unique_violation OR duplicate_table THEN
         RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
             USING ERRCODE = 'duplicate_object';
 END;
@@ -194,11 +227,18 @@ CREATE FUNCTION seq_drop(name text) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    seq regclass;
 BEGIN
-    DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name;
+    DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name
+        RETURNING s.sequence INTO seq;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_drop.name
             USING ERRCODE = 'undefined_object';
+    END IF;
+    -- its native sequence, unless someone dropped it already
+    IF seq IS NOT NULL AND EXISTS (SELECT FROM pg_class c WHERE c.oid = seq) THEN
+        EXECUTE format('DROP SEQUENCE %s', seq);
     END IF;
 END;
 $$;
@@ -222,8 +262,24 @@ BEGIN
 END;
 $$;
 
+-- The next ID a sequence has not handed out yet: next_block_start, or for
+-- strategy 'sequence' the block after its native sequence's last one.
+-- Used by seq_alter() and seq_advance() with the row locked.
+CREATE FUNCTION seq_next_unused(cur id_sequences) RETURNS numeric
+    LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN cur.strategy = 'sequence'
+            THEN coalesce(pg_sequence_last_value(cur.sequence)::numeric + cur.block_size,
+                          cur.next_block_start)
+            ELSE cur.next_block_start END
+$$;
+
 -- Changes the block size and/or max_value (NULL: unchanged).  max_value
 -- cannot go below an ID already handed out; setting it clears exhausted.
+-- The block size of strategy 'sequence' is its native sequence's
+-- increment, which cannot change safely (ALTER SEQUENCE is transactional,
+-- the sequence's position is not): refused.
 CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
                           max_value bigint DEFAULT NULL)
     RETURNS void
@@ -232,6 +288,7 @@ CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
     AS $$
 DECLARE
     cur @extschema@.id_sequences;
+    next_unused numeric;
 BEGIN
     IF name IS NULL THEN
         RAISE EXCEPTION 'block sequence name must not be null'
@@ -243,10 +300,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('The value given was %s.', block_size);
     END IF;
-    IF max_value IS NOT NULL AND max_value::numeric < cur.next_block_start::numeric - 1 THEN
+    IF cur.strategy = 'sequence' AND block_size IS NOT NULL
+       AND block_size <> cur.block_size THEN
+        RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
+                  HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
         RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('IDs up to %s have been handed out.', cur.next_block_start - 1);
+                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
     END IF;
     UPDATE @extschema@.id_sequences AS s
         SET block_size = coalesce(seq_alter.block_size, s.block_size),
@@ -257,13 +322,16 @@ END;
 $$;
 
 -- Moves a sequence beyond "past" (IDs imported from elsewhere), never back.
--- Returns next_block_start.
+-- Returns the next ID it will hand out.  For strategy 'sequence' that is a
+-- setval() of its native sequence, which, like every setval(), a rollback
+-- does not undo: a gap, never a repeat.
 CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
     cur @extschema@.id_sequences;
+    next_unused numeric;
 BEGIN
     cur := @extschema@.seq_lock_row(seq_advance.name);
     IF past >= cur.max_value THEN
@@ -272,8 +340,12 @@ BEGIN
                   DETAIL = format('past is %s and max_value is %s.', past, cur.max_value),
                   HINT = 'Raise max_value with seq_alter() first.';
     END IF;
-    IF past < cur.next_block_start THEN
-        RETURN cur.next_block_start;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF past < next_unused THEN
+        RETURN next_unused;
+    END IF;
+    IF cur.strategy = 'sequence' THEN
+        PERFORM setval(cur.sequence, past + 1, false);
     END IF;
     UPDATE @extschema@.id_sequences AS s
         SET next_block_start = seq_advance.past + 1
@@ -282,11 +354,12 @@ BEGIN
 END;
 $$;
 
-REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_lock_row(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_next_unused(id_sequences) FROM PUBLIC;
 REVOKE ALL ON FUNCTION id_sequences_invalidate() FROM PUBLIC;
 
 -- Exactly n consecutive IDs (1 to 1000000000), or the row's block_size,

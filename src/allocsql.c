@@ -14,9 +14,18 @@
  * column changes: foreign-key checks (FOR KEY SHARE) and refills do not
  * block each other.  A row locked by another transaction is reported with
  * its xmax as the tuple header holds it (a transaction or a MultiXactId),
- * so the allocator never waits on a caller's transaction.  The statements
- * are schema-qualified (the worker's search_path holds only pg_catalog),
- * prepared once and kept until a round fails.
+ * so the allocator never waits on a caller's transaction.
+ *
+ * A sequence of strategy 'sequence' keeps its position in a native sequence
+ * (INCREMENT BY its block size) instead of next_block_start: with its row
+ * locked as above, which keeps seq_advance(), seq_alter() and seq_drop()
+ * out, each block is one nextval(), after a check against max_value that
+ * records exhaustion in the row like for strategy 'table'.  The WAL record
+ * that covers the values (nextval() logs 32 ahead, and then the transaction
+ * commits without flushing anything) is flushed before the commit.
+ *
+ * The statements are schema-qualified (the worker's search_path holds only
+ * pg_catalog), prepared once and kept until a round fails.
  *
  * Everything here runs in the allocator worker, inside the transaction
  * allocworker.c opens and commits.
@@ -28,9 +37,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -47,6 +59,10 @@ static SPIPlanPtr plan_fast = NULL;
 static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_find = NULL;
 static SPIPlanPtr plan_update = NULL;
+static SPIPlanPtr plan_seqpos = NULL;
+static SPIPlanPtr plan_nextval = NULL;
+/* The statements know id_sequences.strategy (0.2.0; 0.1.0 lacks it). */
+static bool plan_strategy = false;
 
 /* Prepare and keep one statement. */
 static SPIPlanPtr
@@ -113,9 +129,9 @@ alloc_table(void)
 	return relid;
 }
 
-/* Forget the statements, so that the next round looks the table up again. */
-void
-allocsql_forget(void)
+/* Free the prepared statements. */
+static void
+alloc_free_plans(void)
 {
 	if (plan_fast != NULL)
 	{
@@ -123,49 +139,80 @@ allocsql_forget(void)
 		SPI_freeplan(plan_lock);
 		SPI_freeplan(plan_find);
 		SPI_freeplan(plan_update);
+		SPI_freeplan(plan_seqpos);
+		SPI_freeplan(plan_nextval);
 	}
 	plan_fast = plan_lock = plan_find = plan_update = NULL;
+	plan_seqpos = plan_nextval = NULL;
+}
+
+/* Forget the statements, so that the next round looks the table up again. */
+void
+allocsql_forget(void)
+{
+	alloc_free_plans();
 	plan_ext = plan_nsp = InvalidOid;
 }
 
 /*
  * Build the statements on id_sequences, schema-qualified.  They are kept
  * until a round fails; the plan cache replans them if the table changes.
+ * Until ALTER EXTENSION uidgen UPDATE adds column strategy (0.1.0's
+ * table), every sequence is of strategy 'table'; the statements are built
+ * again when the column appears, with the table's lock held.
  */
 static void
-alloc_prepare(void)
+alloc_prepare(Oid relid)
 {
+	bool		has_strategy = get_attnum(relid, "strategy") != InvalidAttrNumber;
+	const char *table_only;
+	const char *strategy_cols;
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
+	Oid			seq_types[2] = {REGCLASSOID, INT4OID};
 	char	   *schema;
 	char	   *table;
 
-	if (plan_fast != NULL)
+	if (plan_fast != NULL && plan_strategy == has_strategy)
 		return;
+	alloc_free_plans();
+	plan_strategy = has_strategy;
+	table_only = has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
+	strategy_cols = has_strategy ?
+		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid" :
+		"false, NULL::pg_catalog.oid";
 	schema = get_namespace_name(plan_nsp);
 	if (schema == NULL)
 		alloc_not_installed();
 	table = psprintf("%s.id_sequences", quote_identifier(schema));
-	/* the whole batch in one statement, when it fits ($2 + $3 blocks) */
+	/* strategy 'table': the whole batch in one statement, when it fits */
 	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
 									" SET next_block_start = t.next_block_start + ($2 + $3 * t.block_size)"
 									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
-									" WHERE name OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE SKIP LOCKED)"
+									" WHERE name OPERATOR(pg_catalog.=) $1%s"
+									" FOR NO KEY UPDATE SKIP LOCKED)"
 									" AND NOT t.exhausted"
 									" AND t.next_block_start::pg_catalog.numeric + ($2 + $3 * t.block_size)"
 									" <= LEAST(t.max_value, %lld)::pg_catalog.numeric + 1"
 									" RETURNING t.next_block_start - ($2 + $3 * t.block_size), t.block_size",
-									table, table, (long long) ALLOC_ID_CEILING),
+									table, table, table_only, (long long) ALLOC_ID_CEILING),
 						   3, fast_types);
-	plan_lock = alloc_plan(psprintf("SELECT next_block_start, block_size, max_value, exhausted"
-									" FROM %s WHERE name OPERATOR(pg_catalog.=) $1"
-									" FOR NO KEY UPDATE SKIP LOCKED", table), 1, types);
+	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s"
+									" FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
+									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, table), 1, types);
 	plan_find = alloc_plan(psprintf("SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1", table),
 						   1, types);
 	plan_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
+	/* strategy 'sequence': where the native sequence is, and its blocks */
+	plan_seqpos = alloc_plan("SELECT s.seqincrement, s.seqstart,"
+							 " pg_catalog.pg_sequence_last_value(s.seqrelid)"
+							 " FROM pg_catalog.pg_sequence s"
+							 " WHERE s.seqrelid OPERATOR(pg_catalog.=) $1", 1, seq_types);
+	plan_nextval = alloc_plan("SELECT pg_catalog.nextval($1)"
+							  " FROM pg_catalog.generate_series(1, $2)", 2, seq_types);
 }
 
 /*
@@ -279,6 +326,160 @@ alloc_group_missing(Oid relid, AllocWork *works, int count, Datum *args)
 		works[i].result = found;
 }
 
+/* Fail one request of a sequence of strategy 'sequence'. */
+static void
+alloc_fail_work(AllocResult *r, int sqlerrcode, const char *message)
+{
+	r->outcome = ALLOC_FAILED;
+	r->sqlerrcode = sqlerrcode;
+	strlcpy(r->message, message, ALLOC_MSG_LEN);
+}
+
+/*
+ * Flush the WAL up to the native sequence's last record: a nextval() that
+ * did not log relies on an earlier record, and a transaction that wrote no
+ * WAL of its own commits without flushing anything.
+ */
+static void
+alloc_sequence_flush(Oid seqoid)
+{
+	Relation	rel = relation_open(seqoid, AccessShareLock);
+	Buffer		buf = ReadBuffer(rel, 0);
+	XLogRecPtr	lsn;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lsn = PageGetLSN(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, AccessShareLock);
+	XLogFlush(lsn);
+}
+
+/*
+ * The first ID of the native sequence's next nextval(), or PG_INT64_MAX if
+ * there is none; false (the requests failed) if the sequence is gone or
+ * its increment is not the block size.
+ */
+static bool
+alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
+					int64 *next)
+{
+	Datum		args[1] = {ObjectIdGetDatum(seqoid)};
+	const char *problem = NULL;
+	bool		isnull;
+	int64		increment;
+	int64		last;
+
+	if (SPI_execute_plan(plan_seqpos, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_plan failed on pg_sequence");
+	if (SPI_processed != 1)
+		problem = "its native sequence does not exist";
+	else
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		increment = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		*next = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		last = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		if (increment != block_size)
+			problem = "the increment of its native sequence is not its block size";
+		else if (!isnull && pg_add_s64_overflow(last, increment, next))
+			*next = PG_INT64_MAX;
+	}
+	if (problem == NULL)
+		return true;
+	for (int i = 0; i < count; i++)
+		alloc_fail_work(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+						problem);
+	return false;
+}
+
+/*
+ * Serve the requests of a sequence of strategy 'sequence', whose row is
+ * locked: each one block (n = block_size, or 22023), one nextval() each,
+ * checked against max_value first; exhaustion is recorded in the row.
+ */
+static void
+alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
+					 int64 row_next, int32 block_size, int64 max_value,
+					 bool exhausted)
+{
+	Datum		seqargs[2];
+	bool		isnull;
+	int64		next;
+	int			blocks = 0;
+	int			row = 0;
+	bool		changed = false;
+
+	if (!alloc_sequence_next(works, count, seqoid, block_size, &next))
+		return;
+	for (int i = 0; i < count; i++)
+	{
+		AllocResult *r = &works[i].result;
+		int64		n = works[i].n > 0 ? works[i].n : block_size;
+
+		r->requested = n;
+		if (n != block_size)
+			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
+							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
+									 block_size));
+		else if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		{
+			r->outcome = ALLOC_OK;
+			next += n;
+			blocks++;
+		}
+		else
+		{
+			changed |= !exhausted;
+			exhausted = true;
+			r->outcome = ALLOC_EXHAUSTED;
+			r->next_block_start = next;
+			r->max_value = max_value;
+		}
+	}
+	if (blocks > 0)
+	{
+		seqargs[0] = ObjectIdGetDatum(seqoid);
+		seqargs[1] = Int32GetDatum(blocks);
+		if (SPI_execute_plan(plan_nextval, seqargs, NULL, false, 0) != SPI_OK_SELECT ||
+			SPI_processed != (uint64) blocks)
+			elog(ERROR, "could not advance the native sequence of block sequence \"%s\"",
+				 works[0].name);
+		for (int i = 0; i < count; i++)
+		{
+			AllocResult *r = &works[i].result;
+			int64		first;
+
+			if (r->outcome != ALLOC_OK)
+				continue;
+			first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row++],
+												SPI_tuptable->tupdesc, 1, &isnull));
+			/* moved by hand since alloc_sequence_next(): check again */
+			if (alloc_room(first, max_value) < (uint64) block_size)
+			{
+				changed |= !exhausted;
+				exhausted = true;
+				r->outcome = ALLOC_EXHAUSTED;
+				r->next_block_start = first;
+				r->max_value = max_value;
+				continue;
+			}
+			r->first = first;
+			r->last = first + (block_size - 1);
+		}
+		/* durable before the commit hands the blocks out */
+		alloc_sequence_flush(seqoid);
+	}
+	if (!changed)
+		return;
+	args[1] = Int64GetDatum(row_next);
+	args[2] = BoolGetDatum(true);
+	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
+}
+
 /* Serve every request of one sequence with one row lock and one update. */
 static void
 alloc_serve_group(Oid relid, AllocWork *works, int count)
@@ -309,6 +510,14 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	block_size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
 	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	exhausted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	if (DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull)))
+	{
+		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+
+		alloc_serve_sequence(works, count, args, seqoid, next, block_size,
+							 max_value, exhausted);
+		return;
+	}
 
 	for (int i = 0; i < count; i++)
 	{
@@ -363,7 +572,7 @@ allocsql_serve_all(AllocWork *works, int nworks)
 		}
 		return;
 	}
-	alloc_prepare();
+	alloc_prepare(relid);
 	while (start < nworks)
 	{
 		int			end = start + 1;

@@ -98,6 +98,15 @@ is( $node->safe_psql('updated', q{
 	'1|2|2', 'updated: the 0.1.0 default still calls uidgen\'s generator');
 is( $node->safe_psql('updated', q{SELECT * FROM seq_reserve_block('orders')}),
 	'11|20', 'updated: block sequences go on');
+# The allocator, which prepared its statements for 0.1.0's table, serves
+# the new strategy after the update.
+$node->safe_psql('updated',
+	q{SELECT seq_create('native', block_size => 10, strategy => 'sequence')});
+is( $node->safe_psql('updated', q{
+	SELECT * FROM seq_reserve_block('native');
+	SELECT * FROM seq_reserve_block('native');
+	SELECT * FROM seq_reserve_block('orders')}),
+	"1|10\n11|20\n21|30", 'updated: strategy "sequence" works at once');
 
 ######## database "fresh": 0.2.0 installed directly
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
@@ -223,7 +232,10 @@ for my $re (
 	qr/^function (public\.)?uuidv7\(\) .* src='uuidv7_next' /m,
 	qr/^function uuidv7\(timestamp with time zone\) .* src='uuidv7_at' /m,
 	qr/^member function (public\.)?uuidv7\(\) comment='deprecated alias of uuidv7_next\(\)/m,
-	qr/^member function seq_create\(text,bigint,integer,bigint\) /m,
+	qr/^member function seq_create\(text,bigint,integer,bigint,text\) /m,
+	qr/^column 07 strategy type=text notnull=t default='table'::text /m,
+	qr/^column 08 sequence type=regclass notnull=f /m,
+	qr/^constraint id_sequences_sequence_check CHECK /m,
 	qr/^member table id_sequences /m,
 	qr/^extconfig id_sequences condition=''$/m,
 	qr/^column 01 name type=text notnull=t /m,
@@ -244,7 +256,7 @@ if ($updated ne $fresh)
 	diag("only in the fresh install: $_") for grep { !$u{$_} } sort keys %f;
 }
 
-# And the functions of 0.2.0 are those of 0.1.0 plus the two new names.
+# And the functions of 0.2.0 are those of 0.1.0 plus the new ones.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 run_sql('old', q{CREATE EXTENSION uidgen VERSION '0.1.0'});
 my $functions = q{
@@ -254,8 +266,11 @@ my $functions = q{
 	  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'uidgen')};
 my %old = map { $_ => 1 } split /\n/, $node->safe_psql('old', $functions);
 my @added = grep { !$old{$_} } split /\n/, $node->safe_psql('fresh', $functions);
-is(join(' | ', @added), 'uuidv7_at(timestamp with time zone) | uuidv7_next()',
-	'0.2.0 adds uuidv7_next() and uuidv7_at() to the functions of 0.1.0');
+# (seq_create() took a strategy argument: a new signature.)
+is(join(' | ', @added),
+	'seq_create(text,bigint,integer,bigint,text) | seq_next_unused(id_sequences)'
+	  . ' | uuidv7_at(timestamp with time zone) | uuidv7_next()',
+	'0.2.0 adds seq_create(..., strategy), seq_next_unused(), uuidv7_next() and uuidv7_at() to the functions of 0.1.0');
 
 $node->stop;
 done_testing();
