@@ -120,25 +120,19 @@ CREATE FUNCTION uuidv7_floor(ts timestamptz) RETURNS uuid
 
 -- PostgreSQL 17 added uuid_extract_version(uuid) and
 -- uuid_extract_timestamp(uuid) to pg_catalog: NULL for what they cannot
--- read, LEAKPROOF.  On servers without them uidgen creates the same calls
--- (with 18's reading of version 7 timestamps), so that SQL written against
--- them keeps its meaning after an upgrade to 17 or later, where
--- pg_catalog's come first.  LEAKPROOF needs a superuser, as CREATE
--- EXTENSION uidgen does.
-DO $$
-BEGIN
-    IF pg_catalog.to_regprocedure('pg_catalog.uuid_extract_version(uuid)') IS NULL THEN
-        CREATE FUNCTION @extschema@.uuid_extract_version(uuid) RETURNS smallint
-            AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_version'
-            LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
-    END IF;
-    IF pg_catalog.to_regprocedure('pg_catalog.uuid_extract_timestamp(uuid)') IS NULL THEN
-        CREATE FUNCTION @extschema@.uuid_extract_timestamp(uuid) RETURNS timestamptz
-            AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_timestamp'
-            LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
-    END IF;
-END
-$$;
+-- read, LEAKPROOF.  uidgen has the same calls (with 18's reading of
+-- version 7 timestamps) on every version: they serve unqualified calls
+-- before 17; from 17 on pg_catalog, searched first, serves those, and
+-- uidgen's keep stored expressions made before 17 (dumped as
+-- public.uuid_extract_timestamp(...)) restorable on a newer server.
+-- LEAKPROOF needs a superuser, as CREATE EXTENSION uidgen does.
+CREATE FUNCTION uuid_extract_version(uuid) RETURNS smallint
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_version'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
+
+CREATE FUNCTION uuid_extract_timestamp(uuid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_timestamp'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
 
 -- Status -------------------------------------------------------------------
 

@@ -208,12 +208,11 @@ SELECT NOT pg_temp.pg_at_least(18)
                             FROM (SELECT pg_catalog.uuidv7() AS u) s')::boolean
        AS decodes_core_uuidv7;
 
--- uuid_extract_version(uuid) and uuid_extract_timestamp(uuid): uidgen's
--- before 17, pg_catalog's from 17 on (uidgen creates none there), so an
--- unqualified call means the same on every version.
+-- uuid_extract_version(uuid) and uuid_extract_timestamp(uuid): uidgen has
+-- them on every version; an unqualified call is uidgen's before 17 and
+-- pg_catalog's from 17 on, with the same properties.
 SELECT f AS function,
-       (to_regprocedure('public.' || f) IS NOT NULL) = NOT pg_temp.pg_at_least(17)
-           AS uidgen_has_it_as_expected,
+       pg_temp.uidgen_member(to_regprocedure('public.' || f)) AS uidgen_has_it,
        pg_temp.uidgen_member(to_regprocedure(f)) = NOT pg_temp.pg_at_least(17)
            AS unqualified_call_as_expected,
        p.prorettype::regtype AS returns, p.provolatile, p.proleakproof,

@@ -244,8 +244,7 @@ if ($updated ne $fresh)
 	diag("only in the fresh install: $_") for grep { !$u{$_} } sort keys %f;
 }
 
-# And the functions of 0.2.0 are those of 0.1.0 plus the new ones: the
-# uuid_extract_*() functions only where pg_catalog lacks them (before 17).
+# And the functions of 0.2.0 are those of 0.1.0 plus the new ones.
 $node->safe_psql('postgres', 'CREATE DATABASE old');
 run_sql('old', q{CREATE EXTENSION uidgen VERSION '0.1.0'});
 my $functions = q{
@@ -260,15 +259,13 @@ my @expected_added = (
 	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_worker(bigint,timestamp with time zone,integer,integer)',
-	($version_num < 170000
-		? ('uuid_extract_timestamp(uuid)', 'uuid_extract_version(uuid)')
-		: ()),
+	'uuid_extract_timestamp(uuid)',
+	'uuid_extract_version(uuid)',
 	'uuidv7_at(timestamp with time zone)',
 	'uuidv7_next()',
 	'uuidv7_next(interval)');
 is(join(' | ', @added), join(' | ', @expected_added),
-	'0.2.0 adds its new functions to those of 0.1.0'
-	  . ($version_num < 170000 ? ', uuid_extract_*() included before 17' : ''));
+	'0.2.0 adds its new functions to those of 0.1.0');
 
 $node->stop;
 done_testing();
