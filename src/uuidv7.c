@@ -20,9 +20,9 @@
  * (a fixed number of ticks for a given duration), so its UUIDs are strictly
  * increasing among calls that add the same duration.
  *
- * uidgen_uuid_extract_version() and uidgen_uuid_extract_timestamp() are
- * PostgreSQL 18's uuid_extract_version() and uuid_extract_timestamp() for
- * servers that lack them (before 17): NULL for what they cannot read.
+ * uidgen_uuid_extract_version() and uidgen_uuid_extract_timestamp() behave as
+ * PostgreSQL 18's uuid_extract_version() and uuid_extract_timestamp(), which
+ * servers before 17 lack: NULL for what they cannot read.
  *
  * Random bits come from pg_strong_random() in blocks of RANDOM_BLOCK bytes
  * per backend; the block belongs to the process that drew it, so two
@@ -142,8 +142,8 @@ uuidv7_next(PG_FUNCTION_ARGS)
 
 /*
  * uuidv7_next(shift): the next tick of the UUID clock plus the duration
- * that shift adds to its millisecond (months and days as timestamptz + interval
- * counts them), rounded down to a tick.
+ * that shift adds to its millisecond (months and days counted as
+ * timestamptz + interval counts them), rounded down to a tick.
  */
 Datum
 uuidv7_next_shift(PG_FUNCTION_ARGS)
