@@ -31,6 +31,37 @@ CREATE FUNCTION snowflake_floor(ts timestamptz) RETURNS bigint
     AS 'MODULE_PATHNAME', 'snowflake_floor'
     LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
+-- The same decoders with the layout as arguments (epoch, worker bits,
+-- sequence bits; checked as the settings are): pure functions of their
+-- arguments, so IMMUTABLE, for index expressions, generated columns and
+-- partitioning expressions.  Pass the values of your settings, written out.
+CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz,
+                                    worker_bits integer, sequence_bits integer)
+    RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_timestamp_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_worker(id bigint, epoch timestamptz,
+                                 worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_worker_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz,
+                                   worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_sequence_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Backfills: the ID of the millisecond holding ts with the given worker id
+-- and sequence.  The worker id must differ from uidgen.worker_id (22023), so
+-- no ID snowflake_next() issues can equal it; distinct sequences (or
+-- instants) give distinct IDs.  STABLE: it reads the layout settings.
+CREATE FUNCTION snowflake_at(ts timestamptz, worker_id integer, sequence integer)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_at'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 -- UUIDv7 -------------------------------------------------------------------
 
 -- The next UUID of this server, above every one issued before it.  VOLATILE
@@ -39,6 +70,15 @@ CREATE FUNCTION snowflake_floor(ts timestamptz) RETURNS bigint
 -- and pg_catalog comes first in every search_path.
 CREATE FUNCTION uuidv7_next() RETURNS uuid
     AS 'MODULE_PATHNAME', 'uuidv7_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- uidgen's generator moved by an interval, like PostgreSQL 18's
+-- uuidv7(interval) but ordered: the next tick of the clock behind
+-- uuidv7_next() plus the duration the shift adds, so calls adding the same
+-- duration are strictly increasing server-wide.  Not uuidv7(interval),
+-- which is pg_catalog's on PostgreSQL 18 and later.
+CREATE FUNCTION uuidv7_next(shift interval) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_next_shift'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 -- A UUID of the millisecond holding ts, random within it (backfills).
@@ -77,6 +117,22 @@ CREATE FUNCTION uuidv7_timestamp(id uuid) RETURNS timestamptz
 CREATE FUNCTION uuidv7_floor(ts timestamptz) RETURNS uuid
     AS 'MODULE_PATHNAME', 'uuidv7_floor'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- PostgreSQL 17 added uuid_extract_version(uuid) and
+-- uuid_extract_timestamp(uuid) to pg_catalog: NULL for what they cannot
+-- read, LEAKPROOF.  uidgen has the same calls (with 18's reading of
+-- version 7 timestamps) on every version: they serve unqualified calls
+-- before 17; from 17 on pg_catalog, searched first, serves those, and
+-- uidgen's keep stored expressions made before 17 (dumped as
+-- public.uuid_extract_timestamp(...)) restorable on a newer server.
+-- LEAKPROOF needs a superuser, as CREATE EXTENSION uidgen does.
+CREATE FUNCTION uuid_extract_version(uuid) RETURNS smallint
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_version'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
+
+CREATE FUNCTION uuid_extract_timestamp(uuid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_timestamp'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
 
 -- Status -------------------------------------------------------------------
 

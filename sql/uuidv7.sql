@@ -84,5 +84,42 @@ SELECT error_of($$SELECT uuidv7_floor('-infinity')$$);
 SELECT uuidv7_floor('10889-08-02 05:31:50.655+00') AS last_floor;
 SELECT uuidv7_at(NULL), uuidv7_timestamp(NULL), uuidv7_floor(NULL);
 
+-- uuidv7_next(shift): uidgen's clock moved by the shift.  10000 calls
+-- with one shift: valid, distinct and strictly increasing in call order.
+WITH u AS (
+    SELECT n, uuidv7_next(interval '-1 hour') AS id FROM generate_series(1, 10000) AS n
+), o AS (
+    SELECT id, lag(id) OVER (ORDER BY n) AS previous FROM u
+)
+SELECT count(DISTINCT id) AS distinct_uuids,
+       bool_and(substr(id::text, 15, 1) = '7') AS version_7,
+       bool_and(substr(id::text, 20, 1) IN ('8', '9', 'a', 'b')) AS variant_10,
+       bool_and(id > previous) AS increasing
+FROM o;
+
+-- Calls with a zero shift and without one, alternating, share one clock:
+-- strictly increasing together.
+WITH u AS (
+    SELECT n, CASE n % 2 WHEN 0 THEN uuidv7_next(interval '0') ELSE uuidv7_next() END AS id
+    FROM generate_series(1, 10000) AS n
+), o AS (
+    SELECT id, lag(id) OVER (ORDER BY n) AS previous FROM u
+)
+SELECT bool_and(id > previous) AS increasing FROM o;
+
+-- The timestamp is the current millisecond plus the shift.
+SELECT shift,
+       uuidv7_timestamp(uuidv7_next(shift)) BETWEEN date_trunc('milliseconds', t0 + shift)
+           AND clock_timestamp() + shift + current_setting('uidgen.max_clock_drift')::interval
+           AS timestamp_plausible
+FROM (SELECT clock_timestamp() AS t0) AS t,
+     (VALUES (interval '-1 day'), (interval '1 ms'), (interval '-2 years 3 months'),
+             (interval '90 minutes 0.5 ms')) AS v(shift);
+
+-- Out of the UUIDv7 range (22008), and NULL.
+SELECT split_part(error_of($$SELECT uuidv7_next(interval '-100 years')$$), ': "', 1) AS before_1970;
+SELECT split_part(error_of($$SELECT uuidv7_next(interval '9000 years')$$), ': "', 1) AS after_10889;
+SELECT uuidv7_next(NULL::interval) AS null_shift;
+
 -- Counted in the status.
 SELECT uuids_issued >= 101002 AS counted FROM uidgen_status();

@@ -208,5 +208,59 @@ SELECT NOT pg_temp.pg_at_least(18)
                             FROM (SELECT pg_catalog.uuidv7() AS u) s')::boolean
        AS decodes_core_uuidv7;
 
+-- uuid_extract_version(uuid) and uuid_extract_timestamp(uuid): uidgen has
+-- them on every version; an unqualified call is uidgen's before 17 and
+-- pg_catalog's from 17 on, with the same properties.
+SELECT f AS function,
+       pg_temp.uidgen_member(to_regprocedure('public.' || f)) AS uidgen_has_it,
+       pg_temp.uidgen_member(to_regprocedure(f)) = NOT pg_temp.pg_at_least(17)
+           AS unqualified_call_as_expected,
+       p.prorettype::regtype AS returns, p.provolatile, p.proleakproof,
+       p.proisstrict, p.proparallel
+FROM (VALUES (1, 'uuid_extract_version(uuid)'),
+             (2, 'uuid_extract_timestamp(uuid)')) AS v(ord, f)
+JOIN pg_proc p ON p.oid = to_regprocedure(f)
+ORDER BY ord;
+
+-- A column mixing UUID versions: NULL for what they cannot read, never an
+-- error.  Version 1 and version 7 timestamps are read as PostgreSQL 18
+-- reads them; PostgreSQL 17 reads version 1 only (its version 7 timestamps
+-- are NULL: the last column).
+CREATE TEMP TABLE mixed (ord int, what text, u uuid);
+INSERT INTO mixed VALUES
+    (1, 'RFC 9562 A.1, version 1', 'c232ab00-9414-11ec-b3c8-9f6bdeced846'),
+    (2, 'version 1, 1582-10-15', '00000000-0000-1000-8000-000000000000'),
+    (3, 'version 1, 1970-01-01', '13814000-1dd2-11b2-8000-000000000000'),
+    (4, 'RFC 9562 A.3, version 4', '919108f7-52d1-4320-9bac-f847db4148a8'),
+    (5, 'RFC 9562 A.5, version 6', '1ec9414c-232a-6b00-b3c8-9f6bdeced846'),
+    (6, 'RFC 9562 A.6, version 7', '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
+    (7, 'uuidv7_at()', uuidv7_at('2026-11-22 12:34:56.789+00')),
+    (8, 'version 7, other variant', '017f22e2-79b0-7cc3-58c4-dc0c0c07398f'),
+    (9, 'nil', '00000000-0000-0000-0000-000000000000'),
+    (10, 'max', 'ffffffff-ffff-ffff-ffff-ffffffffffff');
+CREATE INDEX ON mixed (uuid_extract_timestamp(u));
+CREATE INDEX ON mixed (uuid_extract_version(u));
+SELECT what, uuid_extract_version(u) AS version,
+       CASE WHEN uuid_extract_version(u) = 7 THEN NULL
+            ELSE uuid_extract_timestamp(u) END AS timestamp_unless_v7,
+       CASE WHEN uuid_extract_version(u) = 7
+            THEN uuid_extract_timestamp(u) IS NOT DISTINCT FROM
+                 CASE WHEN pg_temp.pg_at_least(17) AND NOT pg_temp.pg_at_least(18)
+                      THEN NULL ELSE uuidv7_timestamp(u) END
+       END AS v7_timestamp_as_expected
+FROM mixed
+ORDER BY ord;
+SELECT count(*) AS version_7 FROM mixed WHERE uuid_extract_version(u) = 7;
+SELECT count(*) AS before_2000 FROM mixed WHERE uuid_extract_timestamp(u) < '2000-01-01+00';
+SELECT uuid_extract_version(NULL) AS null_version, uuid_extract_timestamp(NULL) AS null_timestamp;
+
+-- uuidv7_next(shift) beside PostgreSQL 18's uuidv7(shift): the same
+-- millisecond for the same shift, give or take the time between the calls.
+SELECT NOT pg_temp.pg_at_least(18)
+       OR pg_temp.value_of($$SELECT uuidv7_timestamp(uuidv7_next(interval '-3 days'))
+                                    - pg_catalog.uuid_extract_timestamp(pg_catalog.uuidv7(interval '-3 days'))
+                                    BETWEEN interval '-1 second' AND interval '1 second'$$)::boolean
+       AS shift_as_core;
+
 DROP VIEW default_targets;
 DROP TABLE core_defaults;

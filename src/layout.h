@@ -11,6 +11,8 @@
 #ifndef UIDGEN_LAYOUT_H
 #define UIDGEN_LAYOUT_H
 
+#include "datatype/timestamp.h"
+
 #include "uidgen.h"
 
 /* Bits left for the timestamp under a layout. */
@@ -37,6 +39,24 @@ layout_id_of_ms(const UidgenSettings *l, int64 ms)
 	return ms << (l->worker_bits + l->sequence_bits);
 }
 
+/* The worker id field of an ID. */
+static inline int32
+layout_worker_of(const UidgenSettings *l, int64 id)
+{
+	return (int32) ((id >> l->sequence_bits) & ((INT64CONST(1) << l->worker_bits) - 1));
+}
+
+/* The sequence field of an ID. */
+static inline int32
+layout_sequence_of(const UidgenSettings *l, int64 id)
+{
+	return (int32) (id & ((INT64CONST(1) << l->sequence_bits) - 1));
+}
+
+extern void layout_from_args(UidgenSettings *l, TimestampTz epoch,
+							 int32 worker_bits, int32 sequence_bits);
+extern TimestampTz layout_timestamp_of(const UidgenSettings *l, int64 id);
+extern int64 layout_id_at(const UidgenSettings *l, TimestampTz ts);
 extern int	layout_errdetail_range(const UidgenSettings *l);
 extern bool layout_change_is_safe(const UidgenSettings *before,
 								  const UidgenSettings *after,

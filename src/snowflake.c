@@ -9,6 +9,10 @@
  * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
  * simply borrows the next millisecond.
  *
+ * The decoders read the layout from the settings (STABLE) or take it as
+ * arguments (IMMUTABLE, for index expressions); snowflake_at() builds IDs
+ * for past instants under another worker id.
+ *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------
@@ -22,13 +26,16 @@
 #include "shmem.h"
 #include "layout.h"
 #include "statefile.h"
-#include "timeconv.h"
 
 PG_FUNCTION_INFO_V1(snowflake_next);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_worker);
 PG_FUNCTION_INFO_V1(snowflake_sequence);
+PG_FUNCTION_INFO_V1(snowflake_timestamp_layout);
+PG_FUNCTION_INFO_V1(snowflake_worker_layout);
+PG_FUNCTION_INFO_V1(snowflake_sequence_layout);
 PG_FUNCTION_INFO_V1(snowflake_floor);
+PG_FUNCTION_INFO_V1(snowflake_at);
 
 /* Refuse to generate when IDs could collide. */
 static void
@@ -106,16 +113,8 @@ Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
 	const UidgenSettings *l = layout_in_force();
-	int64		id = snowflake_arg(fcinfo);
-	int64		ms = id >> (l->worker_bits + l->sequence_bits);
 
-	/* narrow layouts reach past timestamptz's range (year 294276) */
-	if (ms > END_TIMESTAMP / 1000 - l->epoch_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp of snowflake ID " INT64_FORMAT " is out of range", id),
-				 layout_errdetail_range(l)));
-	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(l->epoch_ms + ms));
+	PG_RETURN_TIMESTAMPTZ(layout_timestamp_of(l, snowflake_arg(fcinfo)));
 }
 
 /* snowflake_worker(id): the worker id field. */
@@ -123,9 +122,8 @@ Datum
 snowflake_worker(PG_FUNCTION_ARGS)
 {
 	const UidgenSettings *l = layout_in_force();
-	int64		id = snowflake_arg(fcinfo);
 
-	PG_RETURN_INT32((int32) ((id >> l->sequence_bits) & ((INT64CONST(1) << l->worker_bits) - 1)));
+	PG_RETURN_INT32(layout_worker_of(l, snowflake_arg(fcinfo)));
 }
 
 /* snowflake_sequence(id): the sequence field. */
@@ -133,26 +131,87 @@ Datum
 snowflake_sequence(PG_FUNCTION_ARGS)
 {
 	const UidgenSettings *l = layout_in_force();
-	int64		id = snowflake_arg(fcinfo);
 
-	PG_RETURN_INT32((int32) (id & ((INT64CONST(1) << l->sequence_bits) - 1)));
+	PG_RETURN_INT32(layout_sequence_of(l, snowflake_arg(fcinfo)));
+}
+
+/* The layout given as arguments 1 to 3 (epoch, worker bits, sequence bits). */
+static UidgenSettings
+layout_arg(FunctionCallInfo fcinfo)
+{
+	UidgenSettings l;
+
+	layout_from_args(&l, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_INT32(2),
+					 PG_GETARG_INT32(3));
+	return l;
+}
+
+/* snowflake_timestamp(id, epoch, worker_bits, sequence_bits), IMMUTABLE. */
+Datum
+snowflake_timestamp_layout(PG_FUNCTION_ARGS)
+{
+	UidgenSettings l = layout_arg(fcinfo);
+
+	PG_RETURN_TIMESTAMPTZ(layout_timestamp_of(&l, snowflake_arg(fcinfo)));
+}
+
+/* snowflake_worker(id, epoch, worker_bits, sequence_bits), IMMUTABLE. */
+Datum
+snowflake_worker_layout(PG_FUNCTION_ARGS)
+{
+	UidgenSettings l = layout_arg(fcinfo);
+
+	PG_RETURN_INT32(layout_worker_of(&l, snowflake_arg(fcinfo)));
+}
+
+/* snowflake_sequence(id, epoch, worker_bits, sequence_bits), IMMUTABLE. */
+Datum
+snowflake_sequence_layout(PG_FUNCTION_ARGS)
+{
+	UidgenSettings l = layout_arg(fcinfo);
+
+	PG_RETURN_INT32(layout_sequence_of(&l, snowflake_arg(fcinfo)));
 }
 
 /* snowflake_floor(ts): the smallest ID of the millisecond holding ts. */
 Datum
 snowflake_floor(PG_FUNCTION_ARGS)
 {
+	PG_RETURN_INT64(layout_id_at(layout_in_force(), PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+/*
+ * snowflake_at(ts, worker_id, sequence): the ID of the millisecond holding
+ * ts with the given fields, for backfills.  The worker id must differ from
+ * uidgen.worker_id, which every ID snowflake_next() issues carries, so no
+ * such ID can equal it.
+ */
+Datum
+snowflake_at(PG_FUNCTION_ARGS)
+{
 	const UidgenSettings *l = layout_in_force();
 	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
-	int64		id = -1;
+	int32		worker = PG_GETARG_INT32(1);
+	int32		seq = PG_GETARG_INT32(2);
 
-	if (!TIMESTAMP_NOT_FINITE(ts))
-		id = layout_id_of_ms(l, timestamptz_to_unix_ms(ts) - l->epoch_ms);
-	if (id < 0)
+	if (worker < 0 || worker >= (1 << l->worker_bits))
 		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for snowflake IDs: \"%s\"",
-						timestamptz_to_str(ts)),
-				 layout_errdetail_range(l)));
-	PG_RETURN_INT64(id);
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("worker id %d does not fit in %d worker bits", worker, l->worker_bits),
+				 errdetail("uidgen.worker_bits is %d: worker ids go from 0 to %d.",
+						   l->worker_bits, (1 << l->worker_bits) - 1)));
+	if (worker == l->worker_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("worker id %d of a backfilled snowflake ID must differ from uidgen.worker_id", worker),
+				 errdetail("snowflake_next() issues IDs with worker id %d; a backfilled ID with the same worker id could repeat one of them.",
+						   l->worker_id),
+				 errhint("Reserve a worker id that no server generates with, and backfill with it.")));
+	if (seq < 0 || seq >= (1 << l->sequence_bits))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sequence %d does not fit in %d sequence bits", seq, l->sequence_bits),
+				 errdetail("uidgen.sequence_bits is %d: sequences go from 0 to %d within a millisecond and worker id.",
+						   l->sequence_bits, (1 << l->sequence_bits) - 1)));
+	PG_RETURN_INT64(layout_id_at(l, ts) | ((int64) worker << l->sequence_bits) | seq);
 }

@@ -267,10 +267,20 @@ my $functions = q{
 my %old = map { $_ => 1 } split /\n/, $node->safe_psql('old', $functions);
 my @added = grep { !$old{$_} } split /\n/, $node->safe_psql('fresh', $functions);
 # (seq_create() took a strategy argument: a new signature.)
-is(join(' | ', @added),
-	'seq_create(text,bigint,integer,bigint,text) | seq_next_unused(id_sequences)'
-	  . ' | uuidv7_at(timestamp with time zone) | uuidv7_next()',
-	'0.2.0 adds seq_create(..., strategy), seq_next_unused(), uuidv7_next() and uuidv7_at() to the functions of 0.1.0');
+my @expected_added = (
+	'seq_create(text,bigint,integer,bigint,text)',
+	'seq_next_unused(id_sequences)',
+	'snowflake_at(timestamp with time zone,integer,integer)',
+	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
+	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
+	'snowflake_worker(bigint,timestamp with time zone,integer,integer)',
+	'uuid_extract_timestamp(uuid)',
+	'uuid_extract_version(uuid)',
+	'uuidv7_at(timestamp with time zone)',
+	'uuidv7_next()',
+	'uuidv7_next(interval)');
+is(join(' | ', @added), join(' | ', @expected_added),
+	'0.2.0 adds its new functions to those of 0.1.0');
 
 $node->stop;
 done_testing();
