@@ -3,7 +3,8 @@
 # clock resumes above the durable high-water mark, IDs run ahead of the
 # (wrong) wall clock, generation does not wait for the wall clock to catch
 # up, and the step is reported (a WARNING in the log and
-# uidgen_status().clock_backward_episodes = 1).
+# uidgen_status().clock_backward_episodes = 1).  The same after a second
+# clean restart, and after a crash, while the clock is still behind.
 #
 # The server's clock is shifted with libfaketime (monotonic clocks left
 # alone, as uidgen measures real time with them).
@@ -82,10 +83,28 @@ $old_u = $node->safe_psql('postgres', 'SELECT u FROM ids ORDER BY u DESC LIMIT 1
 $node->stop;
 start_faked($node, $fake);
 my ($id2, $u2) = split /\|/,
-  $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
+  $node->safe_psql('postgres',
+	"SET statement_timeout = '20s'; SELECT snowflake_next(), uuidv7_next()");
 ok($id2 > $old_id && $u2 gt $old_u,
 	'after a second restart with the clock still behind, IDs stay above');
 is(uidgen_status($node)->{waits}, '0', 'still no waits');
+
+# A crash while the clock is still behind: the mark the keeper wrote during
+# the episode records real time as its save time, not the stepped-back wall
+# clock (0.1.0 recorded the wall clock, so the next start saw no episode
+# and every call waited an hour for the wall clock to reach the mark).
+$old_id = $node->safe_psql('postgres',
+	'SELECT max(snowflake_next()) FROM generate_series(1, 60000)');
+my $saved_at_ms = read_state_file($node)->{saved_at_ms};
+cmp_ok($saved_at_ms - int(time() * 1000), '>', -5000,
+	'the mark written during the episode records real time, not the wall clock an hour behind');
+kill9_and_wait($node);
+start_faked($node, $fake);
+my ($ret, $id3, $err) = $node->psql('postgres',
+	"SET statement_timeout = '20s'; SELECT snowflake_next()");
+is($ret, 0, 'after a crash with the clock still behind, IDs come without waiting for it')
+  or diag($err);
+cmp_ok($id3 // 0, '>', $old_id, 'and above every ID before the crash');
 
 $node->stop;
 done_testing();
