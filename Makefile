@@ -16,6 +16,7 @@ OBJS = \
 	src/status.o \
 	src/blocks.o \
 	src/allocator.o \
+	src/outcome.o \
 	src/allocsql.o \
 	src/allocworker.o \
 	src/blockcache.o \

@@ -73,8 +73,6 @@ extern void allocator_reserve(const char *name, int64 n, AllocResult *res);
 extern bool allocator_wake(Oid dbid, bool raise);
 extern bool allocator_token_alive(uint64 token);
 extern void allocator_request_exit(Oid dbid);
-extern void allocator_raise(const char *name, const AllocResult *res);
-extern TimestampTz allocator_wait_locker(const char *name, const AllocResult *res);
 
 /* For the allocator worker (allocworker.c) */
 extern Oid	allocator_attach(int slot, uint32 generation);

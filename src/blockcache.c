@@ -51,6 +51,7 @@
 
 #include "blockcache.h"
 #include "compat.h"
+#include "outcome.h"
 #include "seqrow.h"
 
 #define CACHE_CHECK_MS 1000
@@ -450,9 +451,9 @@ cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 			if (failure.outcome == ALLOC_UNKNOWN)
 				cache_forget(*index, name);
 			if (failure.outcome != ALLOC_LOCKED)
-				allocator_raise(name, &failure);
+				outcome_raise(name, &failure);
 			/* lock waits do not count in uidgen.block_timeout */
-			deadline += allocator_wait_locker(name, &failure);
+			deadline += outcome_wait(name, &failure);
 			continue;
 		}
 		if (!started)
@@ -492,7 +493,7 @@ blockcache_next(const char *name, Oid funcid)
 	{
 		AllocResult unknown = {.outcome = ALLOC_UNKNOWN};
 
-		allocator_raise(name, &unknown);
+		outcome_raise(name, &unknown);
 	}
 	index = cache_lookup(name, funcid);
 	e = &cache_shared->entries[index];

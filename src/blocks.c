@@ -41,6 +41,7 @@
 #include "allocator.h"
 #include "blockcache.h"
 #include "blocks.h"
+#include "outcome.h"
 #include "seqrow.h"
 #include "shmem.h"
 
@@ -163,7 +164,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	seqrow_require(fcinfo->flinfo->fn_oid, name);
 	allocator_reserve(name, n, &res);
 	if (res.outcome != ALLOC_OK)
-		allocator_raise(name, &res);
+		outcome_raise(name, &res);
 
 	/* the executor has built the result type already: do not build it again */
 	InitMaterializedSRF(fcinfo,

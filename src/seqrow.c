@@ -29,7 +29,7 @@
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
 
-#include "allocator.h"
+#include "outcome.h"
 #include "seqrow.h"
 
 /* id_sequences, found next to a function of the extension (same schema). */
@@ -84,5 +84,5 @@ seqrow_require(Oid funcid, const char *name)
 	AllocResult unknown = {.outcome = ALLOC_UNKNOWN};
 
 	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name))
-		allocator_raise(name, &unknown);
+		outcome_raise(name, &unknown);
 }
