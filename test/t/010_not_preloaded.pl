@@ -5,9 +5,11 @@
 # decoders, which would silently decode with the wrong layout, and the
 # block sequence functions) refuses with SQLSTATE 55000 and a hint to
 # preload the library, never returning a value; the backend survives each
-# error.  The UUIDv7 helpers that need no settings (uuidv7_timestamp(),
+# error.  The functions that need no settings (uuidv7_timestamp(),
 # uuidv7_floor(), uuidv7_at(timestamptz) and its deprecated alias
-# public.uuidv7(timestamptz)) keep working.
+# public.uuidv7(timestamptz), uuid_extract_version() and
+# uuid_extract_timestamp(), and the snowflake decoders that take the layout
+# as arguments) keep working.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -42,6 +44,8 @@ my @refused = (
 	'snowflake_worker(4194304005)',
 	'snowflake_sequence(4194304005)',
 	q{snowflake_floor('2024-01-01 00:00:01+00')},
+	q{snowflake_at('2024-01-01 00:00:01+00', 5, 0)},
+	q{uuidv7_next('1 hour'::interval)},
 	q{* FROM seq_reserve_block('s')},
 	q{* FROM seq_reserve_block('s', 10)},
 	q{seq_next('s')});
@@ -82,6 +86,16 @@ sub check_database
 			'2030-01-01 00:00:00.123+00|7|t',
 			"$db: $f(timestamptz) works without preloading");
 	}
+	# Neither do the decoders that take the layout as arguments, nor the
+	# version-independent UUID extractors.
+	is( query($db,
+			q{SELECT snowflake_timestamp(4194304005, '2024-01-01+00', 10, 12),
+			         snowflake_worker(4194304005, '2024-01-01+00', 10, 12),
+			         snowflake_sequence(4194304005, '2024-01-01+00', 10, 12),
+			         public.uuid_extract_version('017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
+			         public.uuid_extract_timestamp('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')}),
+		'2024-01-01 00:00:01+00|0|5|7|2022-02-22 19:22:22+00',
+		"$db: the explicit-layout decoders and uuid_extract_*() work without preloading");
 	# No error above took the server down.
 	is(query($db, 'SELECT 1'), '1', "$db: the server is still up");
 	return;
