@@ -264,8 +264,11 @@ my $functions = q{
 	FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
 	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'uidgen')};
-my %old = map { $_ => 1 } split /\n/, $node->safe_psql('old', $functions);
-my @added = grep { !$old{$_} } split /\n/, $node->safe_psql('fresh', $functions);
+# (unqualified: where core has a function of the same name, as uuidv7() on
+# 18 and uuid_extract_version() on 17, regprocedure adds the schema)
+my %old = map { s/^public\.//r => 1 } split /\n/, $node->safe_psql('old', $functions);
+my @added = sort grep { !$old{$_} } map { s/^public\.//r }
+  split /\n/, $node->safe_psql('fresh', $functions);
 # (seq_create() took a strategy argument: a new signature.)
 my @expected_added = (
 	'seq_create(text,bigint,integer,bigint,text)',
