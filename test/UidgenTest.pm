@@ -20,7 +20,7 @@ our @EXPORT = qw(
   uidgen_node uidgen_status faketime_available faketime_set start_faked
   start_clients stop_clients client_lines client_errors psql_error count_in_log
   max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
-  postmaster_pid keeper_pid build_shim
+  postmaster_pid keeper_pid build_shim wait_for_lines
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -129,6 +129,24 @@ sub stop_clients
 		$c->{h}->kill_kill if $@;
 	}
 	return;
+}
+
+# Wait until each of @files holds at least $min lines (or the default
+# timeout passes); true if they all do.
+sub wait_for_lines
+{
+	my ($min, @files) = @_;
+	my $enough = sub {
+		for my $f (@files)
+		{
+			my $lines = () = slurp_file($f) =~ /\n/g;
+			return 0 if $lines < $min;
+		}
+		return 1;
+	};
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::usleep(100_000) while !$enough->() && Time::HiRes::time() < $deadline;
+	return $enough->();
 }
 
 # Every output line of every client.

@@ -19,8 +19,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test';
+use UidgenTest;
 use IPC::Run;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('blocks_crash');
 $node->init;
@@ -74,17 +75,7 @@ for my $i (1 .. 4)
 }
 
 # Let them stream until each has had a few hundred answers.
-my $streamed = sub {
-    for my $o (@outputs)
-    {
-        my $lines = () = PostgreSQL::Test::Utils::slurp_file($o->[1]) =~ /\n/g;
-        return 0 if $lines < 300;
-    }
-    return 1;
-};
-my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-usleep(100_000) while !$streamed->() && time() < $deadline;
-ok($streamed->(), 'every streaming client received answers');
+ok(wait_for_lines(300, map { $_->[1] } @outputs), 'every streaming client received answers');
 
 # Hold the commit of the next round that reserves from "held".
 my $holder = $node->background_psql('postgres');

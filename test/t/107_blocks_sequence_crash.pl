@@ -12,6 +12,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test';
+use UidgenTest;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
@@ -59,17 +61,7 @@ for my $kind (qw(nat nat tab next))
 
 # Let them stream until each has had a few hundred answers: many times 32
 # nextval() calls, so several WAL records of each native sequence.
-my $streamed = sub {
-    for my $o (@outputs)
-    {
-        my $lines = () = PostgreSQL::Test::Utils::slurp_file($o->[1]) =~ /\n/g;
-        return 0 if $lines < 300;
-    }
-    return 1;
-};
-my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-usleep(100_000) while !$streamed->() && time() < $deadline;
-ok($streamed->(), 'every streaming client received answers');
+ok(wait_for_lines(300, map { $_->[1] } @outputs), 'every streaming client received answers');
 
 # kill -9 of the postmaster and of all its children at once: nothing is
 # flushed on the way down, and the WAL buffers are lost.
