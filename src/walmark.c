@@ -5,9 +5,11 @@
  *
  * Every time the primary moves its durable mark (statefile.c), it also
  * writes the mark and its worker id to WAL with uidgen's own resource
- * manager, flushes it, and, under synchronous replication, waits for the
- * synchronous standbys like a commit does, all before any tick above the
- * old mark is handed out.  A standby, and a server restoring a backup,
+ * manager and flushes it, before any tick above the old mark is handed
+ * out.  It does not wait for standbys (UidgenShared->lock is held, and
+ * LWLock waits cannot be cancelled): under synchronous replication, a
+ * transaction that stores an ID commits after the mark's record in WAL,
+ * so its commit, once confirmed, has brought the mark to the standby too.  A standby, and a server restoring a backup,
  * replay the record into shared memory (origin_mark, origin_worker, under
  * UidgenShared->lock); the keeper makes it durable in the state file.  At
  * the end of recovery copies.c moves the clocks above that mark, so a
@@ -29,7 +31,6 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
-#include "replication/syncrep.h"
 
 #include "shmem.h"
 #include "walmark.h"
@@ -43,7 +44,7 @@ typedef struct xl_uidgen_mark
 	int32		worker_id;		/* uidgen.worker_id of the primary */
 } xl_uidgen_mark;
 
-/* Write a mark record, flush it and wait for synchronous standbys. */
+/* Write a mark record and flush it. */
 void
 walmark_log(uint64 mark, int32 worker_id)
 {
@@ -57,7 +58,6 @@ walmark_log(uint64 mark, int32 worker_id)
 	XLogRegisterData((char *) &rec, sizeof(rec));
 	lsn = XLogInsert(UIDGEN_RMGR_ID, XLOG_UIDGEN_MARK);
 	XLogFlush(lsn);
-	SyncRepWaitForLSN(lsn, false);
 }
 
 /* Replay: remember the mark and who wrote it, if this server is a copy. */
