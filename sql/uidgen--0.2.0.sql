@@ -154,7 +154,8 @@ CREATE FUNCTION uidgen_status(
     OUT timeline integer,
     OUT origin_worker_id integer,
     OUT copy_reason text,
-    OUT origin_high_water_mark timestamptz)
+    OUT origin_high_water_mark timestamptz,
+    OUT block_sequences_fenced boolean)
     AS 'MODULE_PATHNAME', 'uidgen_status'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

@@ -14,7 +14,17 @@
  * will never issue IDs again.  UUIDs go on: their random bits keep copies
  * apart.  A copy with a worker id of its own is settled at once: the state
  * file then vouches for this server (system identifier, data directory,
- * timeline) and the copy's origin is forgotten.
+ * timeline, and a new random incarnation) and the copy's origin is
+ * forgotten.
+ *
+ * Block sequences have no worker id to keep them apart: a copy's
+ * id_sequences starts where its original's stood.  So a copy other than a
+ * promoted standby (a clone, a restore, a copied directory), and any copy
+ * that was refused for its worker id, keeps its block sequences fenced
+ * until uidgen_take_over(), whatever its worker id.  A standby promoted
+ * with its own worker id is the failover a replication cluster is built
+ * for: its block sequences serve at once, after the skip that each
+ * database makes when the incarnation changes (failover.c).
  *
  * The end of recovery (promotion, or the end of a point-in-time restore)
  * is settled here too, once, by the keeper or the first generator call:
@@ -65,6 +75,7 @@ copies_settle(UidgenShared *s)
 	{
 		if (s->problem == UIDGEN_STATE_OK)
 			s->problem = UIDGEN_STATE_COPY;
+		s->blocks_fenced = true;
 		return;
 	}
 	copies_vouch(s);
@@ -96,9 +107,12 @@ copies_start(UidgenShared *s)
 	{
 		s->copy_reason = found;
 		if (found != UIDGEN_COPY_STANDBY)
+		{
+			s->blocks_fenced = true;
 			ereport(LOG,
 					(errmsg("uidgen found that this data directory is a copy"),
 					 errdetail("%s", identity_reason_detail(found))));
+		}
 	}
 	if (!s->rebase_pending)
 		copies_settle(s);
@@ -206,7 +220,7 @@ copies_refuse(UidgenShared *s)
 			 errhint("Give this server its own uidgen.worker_id and restart it, or, if the server it was copied from will never issue IDs again, run SELECT uidgen_take_over().")));
 }
 
-/* Block sequences: refuse on a copy, as snowflake_next() does. */
+/* Block sequences: refuse on a copy until it is taken over. */
 void
 copies_check_blocks(void)
 {
@@ -215,6 +229,12 @@ copies_check_blocks(void)
 	copies_guard(s);
 	if (unlikely(s->problem == UIDGEN_STATE_COPY))
 		copies_refuse(s);
+	if (unlikely(s->blocks_fenced))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("block sequences of a copied data directory are fenced until it is taken over"),
+				 errdetail("This server started from a copy of another server's data directory (a clone, a restore or a copied directory), so its block sequences continue from the values that server had reached. That server may still hand out the same values."),
+				 errhint("If the server it was copied from will never hand out block sequence values again, or if the two servers' values will never be mixed, run SELECT uidgen_take_over().")));
 }
 
 /*
@@ -226,7 +246,6 @@ Datum
 uidgen_take_over(PG_FUNCTION_ARGS)
 {
 	UidgenShared *s = shmem_get();
-	int32		worker;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -236,8 +255,7 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 	statefile_check_usable(s);
 	copies_end_recovery(s);
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	worker = s->origin_worker;
-	if (s->copy_reason == UIDGEN_COPY_NONE)
+	if (s->copy_reason == UIDGEN_COPY_NONE && !s->blocks_fenced)
 	{
 		LWLockRelease(s->lock);
 		ereport(NOTICE,
@@ -246,10 +264,12 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 	}
 	clock_rebase(s, pg_atomic_read_u64(&s->origin_mark));
 	copies_vouch(s);
+	s->blocks_fenced = false;
 	statefile_save(s, ERROR);
 	LWLockRelease(s->lock);
 	ereport(LOG,
-			(errmsg("uidgen took over worker id %d from the server this data directory was copied from", worker),
-			 errdetail("IDs issued from now on are above the last high-water mark replayed from that server's WAL and uidgen.max_clock_drift ahead of the system clock.")));
+			(errmsg("uidgen took over the ID space of the server this data directory was copied from"),
+			 errdetail("Snowflake IDs (worker id %d) and UUIDs issued from now on are above the last high-water mark replayed from that server's WAL and uidgen.max_clock_drift ahead of the system clock; block sequences skip ahead before they serve.",
+					   uidgen_settings.worker_id)));
 	PG_RETURN_VOID();
 }

@@ -111,7 +111,7 @@ layout_change_is_safe(const UidgenSettings *before,
 	int64		after_min = layout_id_of_ms(after, ms - after->epoch_ms);
 
 	if (ms - before->epoch_ms <= 0)
-		return after_min >= 0;	/* nothing was issued under "before" */
+		return true;			/* nothing was issued under "before" */
 	return before_next >= 0 && after_min >= before_next;
 }
 

@@ -15,11 +15,13 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "access/xlog.h"
 #include "clock.h"
+#include "copies.h"
 #include "shmem.h"
 #include "timeconv.h"
 
-#define STATUS_COLUMNS 18
+#define STATUS_COLUMNS 19
 
 PG_FUNCTION_INFO_V1(uidgen_status);
 
@@ -33,7 +35,7 @@ status_state(UidgenShared *s)
 		return "settings changed";
 	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 		return "upgraded without state";
-	if (s->rebase_pending)
+	if (s->rebase_pending && RecoveryInProgress())
 		return "recovery";
 	if (s->problem == UIDGEN_STATE_COPY)
 		return "copy";
@@ -64,10 +66,13 @@ uidgen_status(PG_FUNCTION_ARGS)
 	uint64		snowflakes = 0;
 	uint64		uuids = 0;
 	uint64		last_id = 0;
+	TimeLineID	tli;
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* a promotion not settled yet (the keeper does it within a second) */
+	copies_guard(s);
 	for (int p = 0; p < s->nprocs; p++)
 	{
 		snowflakes += pg_atomic_read_u64(&s->procs[p].snowflakes);
@@ -94,8 +99,12 @@ uidgen_status(PG_FUNCTION_ARGS)
 	LWLockAcquire(s->lock, LW_SHARED);
 	nulls[i] = s->vouched.sysid == 0;
 	values[i++] = Int64GetDatum((int64) s->vouched.sysid);
-	nulls[i] = s->vouched.timeline == 0;
-	values[i++] = Int32GetDatum((int32) s->vouched.timeline);
+	/* the timeline the keeper is about to vouch for, if it has not yet */
+	tli = s->vouched.timeline;
+	if (tli == 0 && s->copy_reason == UIDGEN_COPY_NONE && !RecoveryInProgress())
+		tli = GetWALInsertionTimeLine();
+	nulls[i] = tli == 0;
+	values[i++] = Int32GetDatum((int32) tli);
 	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE || s->origin_worker < 0;
 	values[i++] = Int32GetDatum(s->origin_worker);
 	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE;
@@ -104,6 +113,7 @@ uidgen_status(PG_FUNCTION_ARGS)
 	i++;
 	nulls[i] = pg_atomic_read_u64(&s->origin_mark) == 0;
 	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->origin_mark))));
+	values[i++] = BoolGetDatum(s->blocks_fenced);
 	LWLockRelease(s->lock);
 	Assert(i == STATUS_COLUMNS);
 

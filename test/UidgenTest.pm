@@ -54,13 +54,14 @@ sub uidgen_status
 	my @cols = qw(state worker_id timestamp_bits worker_bits sequence_bits
 	  epoch last_id clock_ahead ids_issued uuids_issued
 	  clock_backward_episodes waits high_water_mark system_identifier
-	  timeline origin_worker_id copy_reason origin_high_water_mark);
+	  timeline origin_worker_id copy_reason origin_high_water_mark
+	  block_sequences_fenced);
 	my $row = $node->safe_psql('postgres',
 		"SELECT state, worker_id, timestamp_bits, worker_bits, sequence_bits, "
 		  . "epoch, last_id, extract(epoch FROM clock_ahead), ids_issued, "
 		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark, "
 		  . "system_identifier, timeline, origin_worker_id, copy_reason, "
-		  . "origin_high_water_mark "
+		  . "origin_high_water_mark, block_sequences_fenced "
 		  . "FROM uidgen_status()");
 	my @vals = split /\|/, $row, -1;
 	my %h;
@@ -279,11 +280,12 @@ sub read_state_file
 {
 	my ($node) = @_;
 	my $raw = slurp_file($node->data_dir . '/uidgen.state');
-	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 96;
+	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 104;
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
 		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
-		$copy_reason, $origin_worker, $origin_mark, $sysid, $dir_ino,
-		$timeline) = unpack('L L Q Q l l l x4 q C C C x l Q Q Q L', $raw);
+		$copy_reason, $blocks_fenced, $origin_worker, $origin_mark, $sysid,
+		$dir_ino, $incarnation, $timeline) =
+	  unpack('L L Q Q l l l x4 q C C C C l Q Q Q Q L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
 	return {
 		version => $version,
@@ -297,6 +299,8 @@ sub read_state_file
 		epoch_ms => $epoch_ms,
 		rebase_pending => $rebase_pending,
 		copy_reason => $copy_reason,
+		blocks_fenced => $blocks_fenced,
+		incarnation => $incarnation,
 		origin_worker => $origin_worker,
 		origin_mark => $origin_mark,
 		system_identifier => $sysid,

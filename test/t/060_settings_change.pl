@@ -134,7 +134,7 @@ sub crc32c
 ######## a state file of 0.1.0 (version 2: 56 bytes, CRC after upgrade_unknown)
 $node->stop;
 my $raw = slurp_file($state_file);
-is(length($raw), 96, 'state file has the expected size');
+is(length($raw), 104, 'state file has the expected size');
 my $v2 = substr($raw, 0, 4) . pack('L', 2) . substr($raw, 8, 42) . "\0\0";
 $v2 .= pack('L', crc32c($v2));
 open my $v2fh, '>', $state_file or die $!;
