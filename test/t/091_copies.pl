@@ -23,7 +23,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
 use lib 'test';
 use UidgenTest;
 
