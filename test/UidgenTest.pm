@@ -47,7 +47,7 @@ sub uidgen_node
 	return $node;
 }
 
-# uidgen_status() as a hash of column => value.
+# uidgen_status() as a hash of column => value (NULL as '').
 sub uidgen_status
 {
 	my ($node) = @_;

@@ -1,12 +1,16 @@
 # Guarantee: a standby (same postgresql.conf, so the same uidgen.worker_id)
 # refuses snowflake_next() while in recovery (SQLSTATE 25006), since its IDs
-# could collide with the primary's, but serves uuidv7_next(); once promoted after
-# the primary is gone, its first IDs are above every ID the old primary
+# could collide with the primary's, but serves uuidv7_next().  Once
+# promoted it is a copy of a server with its worker id, so it still refuses
+# (SQLSTATE 55000) until an operator declares the primary gone with
+# uidgen_take_over(); then its first IDs are above every ID the old primary
 # could have issued, even when the old primary's clock ran ahead of the
-# wall clock by up to uidgen.max_clock_drift (the post-promotion jump).
-# That jump suffices because no server, promoted or restarted, ever issues
-# IDs more than uidgen.max_clock_drift ahead of its wall clock (outside a
-# backwards step of the wall clock): a promotion chain never repeats IDs.
+# wall clock by up to uidgen.max_clock_drift (the post-promotion jump, above
+# the primary's mark replayed from WAL and max_clock_drift ahead of the
+# wall clock).  No server, promoted or restarted, ever issues IDs more than
+# uidgen.max_clock_drift ahead of its wall clock (outside a backwards step
+# of the wall clock), and a take-over survives a restart: a promotion chain
+# never repeats IDs.
 #
 # A 4-bit sequence (16 IDs per ms) and a 5 s drift bound make a burst on the
 # primary push its clock about 5 s ahead of the wall clock, far more than a
@@ -40,6 +44,19 @@ sub burst
 	return ($id, $u);
 }
 
+# A promoted standby with the primary's worker id is a copy: it refuses
+# snowflake_next() until uidgen_take_over().
+sub check_copy
+{
+	my ($node, $name) = @_;
+	like(psql_error($node, 'SELECT snowflake_next()'),
+		qr/ERROR:\s+55000:[^\n]*copied from/, "$name: snowflake_next() fails with 55000");
+	my $st = uidgen_status($node);
+	is($st->{state}, 'copy', "$name: state copy");
+	is($st->{origin_worker_id}, '1', "$name: a copy of worker 1");
+	return;
+}
+
 # How far the IDs of $node run ahead of its wall clock, in seconds.
 sub ahead
 {
@@ -50,8 +67,9 @@ sub ahead
 # A base backup carries the primary's uidgen.state, whose mark lies up to
 # 2 s (one window) ahead of the primary's clock when the
 # backup is taken; a standby made from an older backup (the usual case) has
-# a mark far behind.  Remove it, so that only the post-promotion jump can
-# keep the promoted server above the old primary.
+# a mark far behind.  Remove it, so that only the post-promotion jump (and
+# what the standby replayed from WAL) can keep the promoted server above
+# the old primary.
 sub standby_from
 {
 	my ($name, $upstream, $backup) = @_;
@@ -101,6 +119,8 @@ my $log_offset = -s $standby->logfile;
 my $t_promote = time();
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+check_copy($standby, 'promoted standby');
+$standby->safe_psql('postgres', 'SELECT uidgen_take_over()');
 
 my ($id, $u, $jumped) = split /\|/, $standby->safe_psql('postgres', qq{
 	SELECT id, u, snowflake_timestamp(id) >= to_timestamp($t_promote) + interval '5 s'
@@ -113,10 +133,10 @@ is($standby->safe_psql('postgres', "SELECT snowflake_worker($id)"),
 	'1', 'the promoted standby keeps worker id 1');
 is($jumped, 't', 'after promotion the first ID is max_clock_drift ahead of the wall clock');
 ok( $standby->log_contains(
-		'uidgen clock moved uidgen.max_clock_drift \(5000 ms\) ahead of the system clock after recovery',
+		'uidgen moved its clocks past the former primary after recovery\n.*uidgen.max_clock_drift \(5000 ms\) ahead of the system clock',
 		$log_offset),
 	'the jump is logged');
-is(uidgen_status($standby)->{state}, 'ok', 'promoted standby: state ok');
+is(uidgen_status($standby)->{state}, 'ok', 'promoted standby: state ok after uidgen_take_over()');
 is( $standby->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT snowflake_next() AS id, n FROM generate_series(1, 5000) n) s
 	WHERE id <= } . $id),
@@ -143,6 +163,8 @@ $standby->wait_for_catchup($standby2);
 $standby->stop;
 $standby2->promote;
 $standby2->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+check_copy($standby2, 'second promotion');
+$standby2->safe_psql('postgres', 'SELECT uidgen_take_over()');
 my ($id2, $u2) = split /\|/,
   $standby2->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
 ok($id2 > $old2_id, 'second promotion: first snowflake ID above the previous primary\'s last')
@@ -158,7 +180,8 @@ is($standby2->safe_psql('postgres', 'SELECT count(*) FROM burst WHERE id >= ' . 
 
 ######## the drift bound after a restart
 # The post-promotion jump assumes no server ever issues IDs more than
-# max_clock_drift ahead of its wall clock.
+# max_clock_drift ahead of its wall clock.  (The restarted server is no
+# copy any more: it took over.)
 # A clean shutdown saves the exact last tick, so the restarted server goes
 # on right above its last ID instead of a state file window ahead.
 my ($last_id) = burst($standby2, 20000);
@@ -167,6 +190,7 @@ my ($first_id, $lead, $wall_ms) = split /\|/, $standby2->safe_psql('postgres',
 	q{SELECT id, extract(epoch FROM snowflake_timestamp(id) - clock_timestamp()),
 	         (extract(epoch FROM clock_timestamp()) * 1000)::bigint
 	  FROM (SELECT snowflake_next() AS id) s});
+is(uidgen_status($standby2)->{state}, 'ok', 'after a restart, the take-over still holds');
 ok($first_id > $last_id, 'after a clean restart, IDs go on above the last one')
   or diag("new $first_id, old $last_id");
 cmp_ok($lead, '<=', $drift_ms / 1000 + 0.01,

@@ -2,7 +2,9 @@
 # restart.  A standby that is promoted (here: restarted without
 # standby.signal) and restarted before any ID was generated still jumps
 # uidgen.max_clock_drift ahead, so it does not repeat IDs of the old primary
-# whose clock ran ahead.  And shared-memory reinitialisations after backend
+# whose clock ran ahead.  With the primary's worker id it is a copy, which
+# refuses snowflake IDs until uidgen_take_over(), also when promoted by a
+# restart.  And shared-memory reinitialisations after backend
 # crashes do not push the high-water mark ahead when no ID is issued, so
 # generation does not stall after a crash loop.
 use strict;
@@ -47,12 +49,18 @@ unlink($standby->data_dir . '/standby.signal') or die "no standby.signal: $!";
 my $log_offset = -s $standby->logfile;
 $standby->start;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+like(psql_error($standby, 'SELECT snowflake_next()'), qr/ERROR:\s+55000:[^\n]*copied from/,
+	'promoted by a restart with the primary\'s worker id, the standby refuses snowflake IDs');
+is(uidgen_status($standby)->{state}, 'copy', 'state is copy');
+$standby->safe_psql('postgres', 'SELECT uidgen_take_over()');
 my $first = $standby->safe_psql('postgres', 'SELECT snowflake_next()');
 cmp_ok($first, '>', $old_max,
 	'the promoted server\'s first ID is above the old primary\'s last');
-ok($standby->log_contains('uidgen clock moved uidgen.max_clock_drift \(5000 ms\) ahead', $log_offset),
+ok( $standby->log_contains(
+		'uidgen moved its clocks past the former primary after recovery\n.*uidgen.max_clock_drift \(5000 ms\) ahead',
+		$log_offset),
 	'the jump is logged');
-is(uidgen_status($standby)->{state}, 'ok', 'state is ok after the jump');
+is(uidgen_status($standby)->{state}, 'ok', 'state is ok after the take-over and the jump');
 $standby->stop;
 is(read_state_file($standby)->{rebase_pending}, 0,
 	'once made, the jump is no longer pending in uidgen.state');
