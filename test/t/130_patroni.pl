@@ -62,6 +62,7 @@ note "$patroni_version; $etcd_version; PostgreSQL from $bindir";
 # they started (detached from them, so not among the harnesses), and etcd.
 sub teardown
 {
+	return unless %proc;
 	kill 'CONT', @stopped;
 	for my $name (grep { $_ ne 'etcd' } sort keys %proc)
 	{
