@@ -9,6 +9,9 @@ OBJS = \
 	src/shmem.o \
 	src/clock.o \
 	src/statefile.o \
+	src/identity.o \
+	src/walmark.o \
+	src/copies.o \
 	src/keeper.o \
 	src/layout.o \
 	src/snowflake.o \

@@ -296,3 +296,38 @@ BEGIN
     END IF;
 END
 $$;
+
+-- uidgen_status() shows what the state file vouches for and the server this
+-- one was copied from; its new columns need a new function.
+DROP FUNCTION uidgen_status();
+CREATE FUNCTION uidgen_status(
+    OUT state text,
+    OUT worker_id integer,
+    OUT timestamp_bits integer,
+    OUT worker_bits integer,
+    OUT sequence_bits integer,
+    OUT epoch timestamptz,
+    OUT last_id bigint,
+    OUT clock_ahead interval,
+    OUT ids_issued bigint,
+    OUT uuids_issued bigint,
+    OUT clock_backward_episodes bigint,
+    OUT waits bigint,
+    OUT high_water_mark timestamptz,
+    OUT system_identifier bigint,
+    OUT timeline integer,
+    OUT origin_worker_id integer,
+    OUT copy_reason text,
+    OUT origin_high_water_mark timestamptz)
+    AS 'MODULE_PATHNAME', 'uidgen_status'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- A copy of a data directory (a promoted standby, a clone, a restore) that
+-- kept its original's worker id refuses snowflake IDs and block sequences
+-- until it gets its own worker id, or until a superuser says the original
+-- will never issue IDs again.
+CREATE FUNCTION uidgen_take_over()
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'uidgen_take_over'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION uidgen_take_over() FROM PUBLIC;

@@ -41,6 +41,7 @@
 #include "allocator.h"
 #include "blockcache.h"
 #include "blocks.h"
+#include "copies.h"
 #include "outcome.h"
 #include "seqrow.h"
 #include "shmem.h"
@@ -134,6 +135,7 @@ blocks_check_callable(const char *what)
 	(void) shmem_get();
 	PreventCommandDuringRecovery(what);
 	PreventCommandIfReadOnly(what);
+	copies_check_blocks();
 }
 
 /* The sequence name argument. */

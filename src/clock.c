@@ -25,9 +25,9 @@
  *
  * Outside episodes the logical clock is therefore never more than
  * uidgen.max_clock_drift ahead of the wall clock: after a crash, when it
- * resumes at the high-water mark, and after a promotion, when it jumps a
- * drift ahead, callers wait until the wall clock is within the drift.  That
- * bound is what makes the post-promotion jump sufficient.
+ * resumes at the high-water mark, and after a promotion, when it jumps above
+ * the primary's last mark and a drift ahead, callers wait until the wall
+ * clock is within the drift.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -37,7 +37,6 @@
 
 #include <time.h>
 
-#include "access/xlog.h"
 #include "miscadmin.h"
 
 #include "clock.h"
@@ -173,36 +172,26 @@ clock_observe(UidgenShared *s, uint64 logical)
 
 /*
  * After recovery (a promoted standby, a restored backup), jump past every
- * tick the original server could have issued: its clock could run at most
- * uidgen.max_clock_drift ahead of real time.
+ * tick the original server could have issued: above "floor" (its last mark
+ * replayed from WAL), and uidgen.max_clock_drift ahead of this server's
+ * wall clock, as the original's clock ran at most that far ahead.  The
+ * caller holds UidgenShared->lock.
  */
 void
-clock_rebase(UidgenShared *s)
+clock_rebase(UidgenShared *s, uint64 floor)
 {
 	uint64		target;
 	uint64		last;
 
-	if (RecoveryInProgress())
-		return;
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (s->rebase_pending)
+	target = Max(clock_wall_ticks(true) + uidgen_drift_ticks(), floor) + UIDGEN_TICKS_PER_MS;
+	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
 	{
-		target = clock_wall_ticks(true) + uidgen_drift_ticks() + UIDGEN_TICKS_PER_MS;
-		for (int k = 0; k < UIDGEN_NCLOCKS; k++)
-		{
-			last = pg_atomic_read_u64(&s->clocks[k].last);
-			while (last < target &&
-				   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
-				;
-		}
-		pg_write_barrier();
-		s->rebase_pending = false;
-		ereport(LOG,
-				(errmsg("uidgen clock moved uidgen.max_clock_drift (%d ms) ahead of the system clock after recovery",
-						uidgen_max_clock_drift),
-				 errdetail("IDs issued from now on are above any the original server could have issued.")));
+		last = pg_atomic_read_u64(&s->clocks[k].last);
+		while (last < target &&
+			   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
+			;
 	}
-	LWLockRelease(s->lock);
+	pg_write_barrier();
 }
 
 /* Sleep briefly until real time has caught up by "gap" ticks. */
@@ -240,8 +229,6 @@ clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
 	uint64		next;
 	bool		waited = false;
 
-	if (unlikely(s->rebase_pending))
-		clock_rebase(s);
 	for (;;)
 	{
 		next = (Max(now, last + 1) + granule - 1) & ~(granule - 1);

@@ -19,6 +19,6 @@ extern uint64 clock_latest(UidgenShared *s);
 extern uint64 clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule,
 						 bool precise);
 extern void clock_observe(UidgenShared *s, uint64 logical);
-extern void clock_rebase(UidgenShared *s);
+extern void clock_rebase(UidgenShared *s, uint64 floor);
 
 #endif							/* UIDGEN_CLOCK_H */

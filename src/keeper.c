@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "copies.h"
 #include "keeper.h"
 #include "statefile.h"
 
@@ -76,8 +77,8 @@ uidgen_keeper_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (s->rebase_pending)
-			clock_rebase(s);
+		copies_guard(s);
+		copies_refresh(s);
 		statefile_refresh(s);
 		clock_observe(s, clock_latest(s));
 

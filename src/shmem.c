@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "copies.h"
 #include "shmem.h"
 #include "statefile.h"
 
@@ -88,6 +89,7 @@ shmem_startup(void)
 		}
 		floor = statefile_load(s, &saved_at);
 		clock_init(s, floor, saved_at);
+		copies_start(s);
 		/* the mark moves only once a tick above the start is handed out */
 		pg_atomic_write_u64(&s->hwm_refresh_at, clock_latest(s));
 	}

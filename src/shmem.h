@@ -11,7 +11,10 @@
  *	  been made durable; they are read without it.
  *	- ref_offset, stepped_back, episodes and waits are maintained atomically
  *	  without a lock (see clock.c).
- *	- lock also protects recorded, problem and rebase_pending.
+ *	- lock also protects recorded, problem and rebase_pending, and what
+ *	  copies.c keeps: vouched, copy_reason, origin_worker and
+ *	  origin_mark_saved.  origin_mark is written under lock (by WAL replay,
+ *	  walmark.c) and read without it.
  *	- keeper_procno is written by the keeper worker alone.
  *	- each backend writes only its own entry of procs[].
  *
@@ -25,6 +28,7 @@
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 
+#include "identity.h"
 #include "uidgen.h"
 
 /* Why generation is refused, as found in the state file at start-up. */
@@ -32,6 +36,8 @@ typedef enum UidgenStateProblem
 {
 	UIDGEN_STATE_OK,
 	UIDGEN_STATE_SETTINGS_CHANGED,	/* snowflake_next() cannot run */
+	UIDGEN_STATE_COPY,			/* a copy with its origin's worker id: neither
+								 * snowflake_next() nor block sequences run */
 	/* from here on no generator can run (one test on the hot path) */
 	UIDGEN_STATE_CORRUPT,
 	UIDGEN_STATE_UPGRADE_UNKNOWN	/* pg_upgrade without a mark */
@@ -80,6 +86,13 @@ typedef struct UidgenShared
 	bool		rebase_pending; /* started in recovery, not yet rebased */
 	UidgenStateProblem problem;
 	UidgenSettings recorded;	/* settings the state file vouches for */
+
+	/* copies (copies.c) */
+	UidgenIdentity vouched;		/* the server the state file vouches for */
+	UidgenCopyReason copy_reason;	/* why this is a copy, or NONE */
+	int32		origin_worker;	/* worker id of the server copied from, or -1 */
+	pg_atomic_uint64 origin_mark;	/* highest mark replayed from its WAL */
+	uint64		origin_mark_saved;	/* origin_mark as the state file holds it */
 
 	int			nprocs;
 	UidgenProcCounters procs[FLEXIBLE_ARRAY_MEMBER];

@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "utils/timestamp.h"
 
+#include "copies.h"
 #include "shmem.h"
 #include "layout.h"
 #include "statefile.h"
@@ -54,6 +55,8 @@ snowflake_check_state(UidgenShared *s)
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby shares its primary's uidgen.worker_id, so its IDs could collide with the primary's."),
 				 errhint("Generate IDs on the primary; a standby generates them once it is promoted.")));
+	if (unlikely(s->problem == UIDGEN_STATE_COPY))
+		copies_refuse(s);
 }
 
 /* snowflake_next(): the next ID of this server. */
@@ -68,6 +71,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 	int64		id;
 	UidgenProcCounters *mine;
 
+	copies_guard(s);
 	snowflake_check_state(s);
 	tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;

@@ -11,7 +11,13 @@
  * of the window; a backend writes it itself only if the clock reaches the
  * mark first.  All writes happen under UidgenShared->lock, but for the last
  * one: when the postmaster exits cleanly it saves the exact last tick.  The
- * mark never moves down while the server runs.
+ * mark never moves down while the server runs.  On a primary each new mark
+ * also goes to WAL (walmark.c) before a tick above the old one is used.
+ *
+ * The file also records what copies.c keeps: the server it vouches for
+ * (system identifier, data directory, timeline), and for a copy not yet
+ * settled, why it is one, its origin's worker id and the last mark
+ * replayed from its origin's WAL.
  *
  * statefile_read_at() and statefile_write_at() also serve upgrade.c, which
  * in binary-upgrade mode (no other process exists yet) reads and writes
@@ -38,15 +44,23 @@
 #include "compat.h"
 #include "layout.h"
 #include "statefile.h"
+#include "walmark.h"
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
-#define STATE_VERSION	2
+#define STATE_VERSION	3
 
-/* 0.1.0's layout, with upgrade_unknown in its padding: its files stay readable. */
+/*
+ * 0.1.0 wrote version 2: the fields up to upgrade_unknown, then padding and
+ * its CRC where copy_reason and the fields after it now are.  Such files
+ * stay readable.
+ */
+#define STATE_V2_VERSION	2
+#define STATE_V2_CRC_AT		TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, upgrade_unknown) + 1)
+#define STATE_V2_SIZE		TYPEALIGN(sizeof(uint64), STATE_V2_CRC_AT + sizeof(pg_crc32c))
 StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
 				 offsetof(StateFileData, rebase_pending) + 1 &&
-				 offsetof(StateFileData, crc) ==
-				 TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, rebase_pending) + 1),
+				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
+				 STATE_V2_SIZE == 56,
 				 "the layout of uidgen.state changed");
 
 static void statefile_save_exact(int code, Datum arg);
@@ -61,16 +75,37 @@ static uint32 we_sync = 0;
  */
 #define STATE_WINDOW UIDGEN_MS_TO_TICKS(2000)
 
-/* CRC of the file's contents. */
+/* CRC of the first "len" bytes of a file's contents. */
 static pg_crc32c
-statefile_crc(const StateFileData *d)
+statefile_crc(const StateFileData *d, size_t len)
 {
 	pg_crc32c	crc;
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, d, offsetof(StateFileData, crc));
+	COMP_CRC32C(crc, d, len);
 	FIN_CRC32C(crc);
 	return crc;
+}
+
+/* Is "d", "len" bytes long, a sound file of this version or of 0.1.0's? */
+static bool
+statefile_sound(StateFileData *d, ssize_t len)
+{
+	pg_crc32c	v2crc;
+
+	if (len < (ssize_t) STATE_V2_SIZE || d->magic != STATE_MAGIC)
+		return false;
+	if (d->version == STATE_VERSION)
+		return len == sizeof(*d) && d->crc == statefile_crc(d, offsetof(StateFileData, crc));
+	if (d->version != STATE_V2_VERSION || len != STATE_V2_SIZE)
+		return false;
+	memcpy(&v2crc, (char *) d + STATE_V2_CRC_AT, sizeof(v2crc));
+	if (v2crc != statefile_crc(d, STATE_V2_CRC_AT))
+		return false;
+	/* 0.1.0 knew nothing of copies: it vouched for whatever server it ran on */
+	memset(&d->copy_reason, 0, sizeof(*d) - offsetof(StateFileData, copy_reason));
+	d->origin_worker = -1;
+	return true;
 }
 
 /* Read a state file (this one, or a pg_upgrade hand-off) at "path". */
@@ -85,10 +120,7 @@ statefile_read_at(const char *path, StateFileData *d)
 	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
 	if (fd >= 0)
 		close(fd);
-	if (len != sizeof(*d) || d->magic != STATE_MAGIC ||
-		d->version != STATE_VERSION || d->crc != statefile_crc(d))
-		return STATE_READ_CORRUPT;
-	return STATE_READ_OK;
+	return statefile_sound(d, len) ? STATE_READ_OK : STATE_READ_CORRUPT;
 }
 
 /* Read the file; false if it is missing, and problem set if unusable. */
@@ -155,6 +187,8 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->problem = UIDGEN_STATE_OK;
 	s->rebase_pending = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	s->copy_reason = UIDGEN_COPY_NONE;
+	s->origin_worker = -1;
 	*saved_at = 0;
 	if (!IsUnderPostmaster)
 		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
@@ -165,6 +199,12 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	/* promoted, then restarted before the clock moved: the signal file is gone */
 	s->rebase_pending |= d.rebase_pending;
 	pg_atomic_write_u64(&s->hwm, d.hwm);
+	/* who issued the IDs below the mark: copies.c compares it with this server */
+	s->vouched = d.vouched;
+	s->copy_reason = (UidgenCopyReason) d.copy_reason;
+	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
+	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
+	s->origin_mark_saved = d.origin_mark;
 	/* nothing generates until an operator supplies the old state: keep it so */
 	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 		s->recorded = d.settings;
@@ -188,7 +228,7 @@ statefile_write_at(const char *path, StateFileData *d, int elevel)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	d->magic = STATE_MAGIC;
 	d->version = STATE_VERSION;
-	d->crc = statefile_crc(d);
+	d->crc = statefile_crc(d, offsetof(StateFileData, crc));
 
 	/* O_EXCL: never follow a link planted where the hand-off file goes */
 	(void) unlink(tmp);
@@ -232,7 +272,21 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 	d.settings = s->recorded;
 	d.rebase_pending = s->rebase_pending;
 	d.upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
-	return statefile_write_at(UIDGEN_STATE_FILE, &d, elevel);
+	d.copy_reason = (uint8) s->copy_reason;
+	d.origin_worker = s->origin_worker;
+	d.origin_mark = pg_atomic_read_u64(&s->origin_mark);
+	d.vouched = s->vouched;
+	if (!statefile_write_at(UIDGEN_STATE_FILE, &d, elevel))
+		return false;
+	s->origin_mark_saved = d.origin_mark;
+	return true;
+}
+
+/* Write the file again with the mark in force (caller holds the lock). */
+void
+statefile_save(UidgenShared *s, int elevel)
+{
+	(void) statefile_write(s, pg_atomic_read_u64(&s->hwm), elevel);
 }
 
 /*
@@ -266,6 +320,9 @@ statefile_advance(UidgenShared *s, uint64 tick)
 
 		Assert(mark > pg_atomic_read_u64(&s->hwm));
 		(void) statefile_write(s, mark, ERROR);
+		/* standbys learn it before any tick above the old mark is used */
+		if (!RecoveryInProgress())
+			walmark_log(mark, uidgen_settings.worker_id);
 		pg_atomic_write_u64(&s->hwm, mark);
 		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
 	}

@@ -28,6 +28,11 @@ typedef struct StateFileData
 	bool		rebase_pending; /* recovery ended, clock not yet moved */
 	bool		upgrade_unknown;	/* pg_upgrade brought no mark (0.2.0: was
 									 * padding, so false in 0.1.0's files) */
+	/* from here on new in 0.2.0 (version 3); 0.1.0's CRC came here */
+	uint8		copy_reason;	/* UidgenCopyReason: a copy not settled yet */
+	int32		origin_worker;	/* worker id of the server copied from, or -1 */
+	uint64		origin_mark;	/* highest mark replayed from its WAL */
+	UidgenIdentity vouched;		/* the server IDs were issued by */
 	pg_crc32c	crc;			/* of everything above */
 } StateFileData;
 
@@ -44,6 +49,7 @@ extern bool statefile_write_at(const char *path, StateFileData *d, int elevel);
 extern uint64 statefile_load(UidgenShared *s, uint64 *saved_at);
 extern void statefile_cover(UidgenShared *s, uint64 tick);
 extern void statefile_refresh(UidgenShared *s);
+extern void statefile_save(UidgenShared *s, int elevel);
 extern void statefile_check_usable(UidgenShared *s);
 
 /*

@@ -19,7 +19,7 @@
 #include "shmem.h"
 #include "timeconv.h"
 
-#define STATUS_COLUMNS 13
+#define STATUS_COLUMNS 18
 
 PG_FUNCTION_INFO_V1(uidgen_status);
 
@@ -35,6 +35,8 @@ status_state(UidgenShared *s)
 		return "upgraded without state";
 	if (s->rebase_pending)
 		return "recovery";
+	if (s->problem == UIDGEN_STATE_COPY)
+		return "copy";
 	return "ok";
 }
 
@@ -87,6 +89,22 @@ uidgen_status(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&s->episodes));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&s->waits));
 	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->hwm))));
+
+	/* what the state file vouches for, and the server this one was copied from */
+	LWLockAcquire(s->lock, LW_SHARED);
+	nulls[i] = s->vouched.sysid == 0;
+	values[i++] = Int64GetDatum((int64) s->vouched.sysid);
+	nulls[i] = s->vouched.timeline == 0;
+	values[i++] = Int32GetDatum((int32) s->vouched.timeline);
+	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE || s->origin_worker < 0;
+	values[i++] = Int32GetDatum(s->origin_worker);
+	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE;
+	if (!nulls[i])
+		values[i] = CStringGetTextDatum(identity_reason_name(s->copy_reason));
+	i++;
+	nulls[i] = pg_atomic_read_u64(&s->origin_mark) == 0;
+	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->origin_mark))));
+	LWLockRelease(s->lock);
 	Assert(i == STATUS_COLUMNS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -27,6 +27,7 @@
 #include "shmem.h"
 #include "uidgen.h"
 #include "upgrade.h"
+#include "walmark.h"
 
 PG_MODULE_MAGIC;
 
@@ -234,6 +235,8 @@ _PG_init(void)
 	check_configured("uidgen.sequence_bits", raw_sequence_bits, uidgen_settings.sequence_bits);
 	check_configured("uidgen.epoch", raw_epoch, uidgen_settings.epoch_ms);
 	check_layout();
+	/* WAL may hold uidgen's records whenever the server replays it */
+	walmark_register();
 
 	if (IsBinaryUpgrade)
 	{

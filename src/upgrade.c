@@ -133,6 +133,8 @@ upgrade_receive(const char *handoff, const struct stat *run_start)
 				 errhint("If the old cluster issued IDs with uidgen, give it uidgen in \"shared_preload_libraries\" and uidgen 0.2.0 or later before running pg_upgrade.")));
 		return;
 	}
+	/* a new cluster, not a copy of the old one: vouch for it at start-up */
+	memset(&old.vouched, 0, sizeof(old.vouched));
 	if (have_own)
 	{
 		old.hwm = Max(old.hwm, own.hwm);

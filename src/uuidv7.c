@@ -40,6 +40,7 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
+#include "copies.h"
 #include "shmem.h"
 #include "statefile.h"
 #include "timeconv.h"
@@ -123,6 +124,7 @@ uuidv7_tick(void)
 	UidgenProcCounters *mine;
 
 	statefile_check_usable(s);
+	copies_guard(s);
 	tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
 	mine = shmem_my_counters();
 	pg_atomic_write_u64(&mine->uuids, pg_atomic_read_u64(&mine->uuids) + 1);

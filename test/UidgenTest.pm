@@ -53,11 +53,14 @@ sub uidgen_status
 	my ($node) = @_;
 	my @cols = qw(state worker_id timestamp_bits worker_bits sequence_bits
 	  epoch last_id clock_ahead ids_issued uuids_issued
-	  clock_backward_episodes waits high_water_mark);
+	  clock_backward_episodes waits high_water_mark system_identifier
+	  timeline origin_worker_id copy_reason origin_high_water_mark);
 	my $row = $node->safe_psql('postgres',
 		"SELECT state, worker_id, timestamp_bits, worker_bits, sequence_bits, "
 		  . "epoch, last_id, extract(epoch FROM clock_ahead), ids_issued, "
-		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark "
+		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark, "
+		  . "system_identifier, timeline, origin_worker_id, copy_reason, "
+		  . "origin_high_water_mark "
 		  . "FROM uidgen_status()");
 	my @vals = split /\|/, $row, -1;
 	my %h;
@@ -269,16 +272,18 @@ sub kill9_and_wait
 }
 
 # The state file of a stopped node, decoded (see src/statefile.c):
-# hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings, and
-# whether the post-recovery clock jump is still to be made.
+# hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings,
+# whether the post-recovery clock jump is still to be made, and what the
+# file says of copies (src/copies.c).
 sub read_state_file
 {
 	my ($node) = @_;
 	my $raw = slurp_file($node->data_dir . '/uidgen.state');
-	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 56;
+	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 96;
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
-		$sequence_bits, $epoch_ms, $rebase_pending, $crc) =
-	  unpack('L L Q Q l l l x4 q C x3 L', $raw);
+		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
+		$copy_reason, $origin_worker, $origin_mark, $sysid, $dir_ino,
+		$timeline) = unpack('L L Q Q l l l x4 q C C C x l Q Q Q L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
 	return {
 		version => $version,
@@ -291,6 +296,12 @@ sub read_state_file
 		sequence_bits => $sequence_bits,
 		epoch_ms => $epoch_ms,
 		rebase_pending => $rebase_pending,
+		copy_reason => $copy_reason,
+		origin_worker => $origin_worker,
+		origin_mark => $origin_mark,
+		system_identifier => $sysid,
+		dir_ino => $dir_ino,
+		timeline => $timeline,
 	};
 }
 

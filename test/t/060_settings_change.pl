@@ -3,8 +3,9 @@
 # (epoch moved later, fewer worker + sequence bits) disables
 # snowflake_next() (SQLSTATE 55000) until they are restored; safe changes
 # (another worker id, an earlier epoch, more bits) are accepted and every
-# new ID is above every old one.  A corrupt state file disables every
-# generator (SQLSTATE XX001), since nothing tells which IDs were issued.
+# new ID is above every old one.  A state file as 0.1.0 wrote it (version
+# 2) is still read.  A corrupt state file disables every generator
+# (SQLSTATE XX001), since nothing tells which IDs were issued.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -117,10 +118,37 @@ check_refused('back to the later epoch after IDs under the earlier one');
 restart_with("uidgen.worker_id = 7\nuidgen.worker_bits = 11\nuidgen.sequence_bits = 11\nuidgen.epoch = '2023-01-01 00:00:00+00'\n");
 check_accepted('earlier epoch restored', 7);
 
-######## corrupt state file
+# CRC-32C (Castagnoli, reflected), as src/port/pg_crc32c computes it.
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	for my $byte (unpack 'C*', $data)
+	{
+		$crc ^= $byte;
+		$crc = ($crc >> 1) ^ (($crc & 1) ? 0x82F63B78 : 0) for 1 .. 8;
+	}
+	return $crc ^ 0xFFFFFFFF;
+}
+
+######## a state file of 0.1.0 (version 2: 56 bytes, CRC after upgrade_unknown)
 $node->stop;
 my $raw = slurp_file($state_file);
-is(length($raw), 56, 'state file has the expected size');
+is(length($raw), 96, 'state file has the expected size');
+my $v2 = substr($raw, 0, 4) . pack('L', 2) . substr($raw, 8, 42) . "\0\0";
+$v2 .= pack('L', crc32c($v2));
+open my $v2fh, '>', $state_file or die $!;
+binmode $v2fh;
+print $v2fh $v2;
+close $v2fh;
+$node->start;
+check_accepted("0.1.0's state file", 7);
+is(uidgen_status($node)->{copy_reason}, '', "0.1.0's state file: not taken for a copy");
+$node->stop;
+is(read_state_file($node)->{version}, 3, "0.1.0's state file is rewritten as version 3");
+
+######## corrupt state file
+$raw = slurp_file($state_file);
 # Flip one bit of the high-water mark: the CRC no longer matches.
 substr($raw, 12, 1) = chr(ord(substr($raw, 12, 1)) ^ 0x10);
 open my $fh, '>', $state_file or die $!;

@@ -277,6 +277,7 @@ my @expected_added = (
 	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_worker(bigint,timestamp with time zone,integer,integer)',
+	'uidgen_take_over()',
 	'uuid_extract_timestamp(uuid)',
 	'uuid_extract_version(uuid)',
 	'uuidv7_at(timestamp with time zone)',

@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * copies.c
+ *	  Keep a copy of a data directory out of its original's ID space.
+ *
+ * A promoted standby, a clone made with pg_basebackup, a point-in-time
+ * restore and a directory copied while stopped all start with the state
+ * file, and usually the configuration, of the server they were copied from,
+ * which may still be running.  identity.c tells such a copy at start-up; a
+ * copy whose uidgen.worker_id is the origin's (from the state file, or for
+ * a standby from the primary's WAL, walmark.c) refuses snowflake_next() and
+ * block sequences (state "copy") until an operator gives it its own worker
+ * id and restarts it, or runs uidgen_take_over() to say that the original
+ * will never issue IDs again.  UUIDs go on: their random bits keep copies
+ * apart.  A copy with a worker id of its own is settled at once: the state
+ * file then vouches for this server (system identifier, data directory,
+ * timeline) and the copy's origin is forgotten.
+ *
+ * The end of recovery (promotion, or the end of a point-in-time restore)
+ * is settled here too, once, by the keeper or the first generator call:
+ * the clocks jump above the last mark replayed from the primary's WAL and
+ * uidgen.max_clock_drift ahead of this server's clock, and the copy rule
+ * above applies.
+ *
+ * Everything here runs under UidgenShared->lock, except copies_start(),
+ * which runs in the postmaster before any other process exists.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "replication/walreceiver.h"
+#include "storage/spin.h"
+
+#include "clock.h"
+#include "copies.h"
+#include "identity.h"
+#include "statefile.h"
+
+PG_FUNCTION_INFO_V1(uidgen_take_over);
+
+/* Vouch for this server: it issues IDs in its own right from now on. */
+static void
+copies_vouch(UidgenShared *s)
+{
+	if (s->problem == UIDGEN_STATE_COPY)
+		s->problem = UIDGEN_STATE_OK;
+	s->copy_reason = UIDGEN_COPY_NONE;
+	s->origin_worker = -1;
+	identity_current(&s->vouched);
+}
+
+/* A copy with its origin's worker id refuses; any other is settled. */
+static void
+copies_settle(UidgenShared *s)
+{
+	if (s->copy_reason == UIDGEN_COPY_NONE)
+		return;
+	if (s->origin_worker >= 0 && s->origin_worker == uidgen_settings.worker_id)
+	{
+		if (s->problem == UIDGEN_STATE_OK)
+			s->problem = UIDGEN_STATE_COPY;
+		return;
+	}
+	copies_vouch(s);
+}
+
+/*
+ * Postmaster start-up, after the state file is loaded: find out whether
+ * the data directory is a copy, settle it unless recovery must end first,
+ * and record the outcome, so that a restart before it is settled (the
+ * backup label or signal file gone) still knows.
+ */
+void
+copies_start(UidgenShared *s)
+{
+	UidgenCopyReason found;
+
+	if (s->problem == UIDGEN_STATE_CORRUPT)
+		return;
+	found = identity_copy_at_start(&s->vouched);
+	if (found == UIDGEN_COPY_NONE && s->copy_reason == UIDGEN_COPY_NONE)
+	{
+		s->origin_worker = -1;
+		if (s->vouched.sysid != 0)
+			return;
+		/* first start, or a state file of 0.1.0: vouch for this server */
+		identity_current(&s->vouched);
+	}
+	else if (s->copy_reason == UIDGEN_COPY_NONE)
+	{
+		s->copy_reason = found;
+		if (found != UIDGEN_COPY_STANDBY)
+			ereport(LOG,
+					(errmsg("uidgen found that this data directory is a copy"),
+					 errdetail("%s", identity_reason_detail(found))));
+	}
+	if (!s->rebase_pending)
+		copies_settle(s);
+	statefile_save(s, ERROR);
+}
+
+/*
+ * At promotion: did this server receive all the WAL its primary had
+ * written, as of the primary's last message?  If not, a mark it never saw
+ * may cover IDs above the one it replayed: say so.
+ */
+static void
+copies_check_stream(void)
+{
+	XLogRecPtr	received = GetWalRcvFlushRecPtr(NULL, NULL);
+	XLogRecPtr	primary_end;
+
+	SpinLockAcquire(&WalRcv->mutex);
+	primary_end = WalRcv->latestWalEnd;
+	SpinLockRelease(&WalRcv->mutex);
+	if (primary_end > received)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("uidgen may not have the last high-water mark of the former primary"),
+				 errdetail("When replication stopped, the primary had written %llu bytes of WAL that this server did not receive.",
+						   (unsigned long long) (primary_end - received)),
+				 errhint("Snowflake IDs are still unique if this server has its own uidgen.worker_id. Synchronous replication makes sure a promoted standby has the last mark.")));
+}
+
+/* Recovery has ended: move the clocks past the original server, settle the copy. */
+void
+copies_end_recovery(UidgenShared *s)
+{
+	uint64		origin;
+
+	if (RecoveryInProgress())
+		return;
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (s->rebase_pending)
+	{
+		origin = pg_atomic_read_u64(&s->origin_mark);
+		copies_check_stream();
+		clock_rebase(s, origin);
+		s->rebase_pending = false;
+		copies_settle(s);
+		if (s->problem != UIDGEN_STATE_CORRUPT)
+			statefile_save(s, ERROR);
+		ereport(LOG,
+				(errmsg("uidgen moved its clocks past the former primary after recovery"),
+				 errdetail("IDs issued from now on are above the last high-water mark replayed from WAL (%llu ms after the Unix epoch) and uidgen.max_clock_drift (%d ms) ahead of the system clock.",
+						   (unsigned long long) UIDGEN_TICKS_TO_MS(origin),
+						   uidgen_max_clock_drift)));
+	}
+	LWLockRelease(s->lock);
+}
+
+/*
+ * Keeper: keep the mark replayed from the primary durable, and take up the
+ * timeline once recovery is over.  A timeline other than the one vouched
+ * for, with no recovery in between, means the directory was copied from a
+ * server that had moved on.
+ */
+void
+copies_refresh(UidgenShared *s)
+{
+	TimeLineID	tli;
+	bool		save;
+
+	if (s->problem == UIDGEN_STATE_CORRUPT)
+		return;
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	save = pg_atomic_read_u64(&s->origin_mark) != s->origin_mark_saved;
+	if (!RecoveryInProgress() && !s->rebase_pending &&
+		s->copy_reason == UIDGEN_COPY_NONE &&
+		s->vouched.timeline != (tli = GetWALInsertionTimeLine()))
+	{
+		if (s->vouched.timeline != 0)
+		{
+			s->copy_reason = UIDGEN_COPY_TIMELINE;
+			s->origin_worker = uidgen_settings.worker_id;
+			ereport(LOG,
+					(errmsg("uidgen found that this data directory is a copy"),
+					 errdetail("%s", identity_reason_detail(UIDGEN_COPY_TIMELINE))));
+			copies_settle(s);
+		}
+		else
+			s->vouched.timeline = tli;
+		save = true;
+	}
+	if (save)
+		statefile_save(s, ERROR);
+	LWLockRelease(s->lock);
+}
+
+/* The error of a copy that has its origin's worker id. */
+void
+copies_refuse(UidgenShared *s)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("uidgen.worker_id %d is the worker id of the server this data directory was copied from",
+					s->origin_worker),
+			 errdetail("%s That server may still be issuing IDs, which this one could repeat.",
+					   identity_reason_detail(s->copy_reason)),
+			 errhint("Give this server its own uidgen.worker_id and restart it, or, if the server it was copied from will never issue IDs again, run SELECT uidgen_take_over().")));
+}
+
+/* Block sequences: refuse on a copy, as snowflake_next() does. */
+void
+copies_check_blocks(void)
+{
+	UidgenShared *s = shmem_get();
+
+	copies_guard(s);
+	if (unlikely(s->problem == UIDGEN_STATE_COPY))
+		copies_refuse(s);
+}
+
+/*
+ * uidgen_take_over(): the operator says the server this one was copied from
+ * will never issue IDs again.  This one keeps the worker id, above the last
+ * mark it replayed from that server's WAL and a drift ahead of its clock.
+ */
+Datum
+uidgen_take_over(PG_FUNCTION_ARGS)
+{
+	UidgenShared *s = shmem_get();
+	int32		worker;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot take over a worker id during recovery"),
+				 errhint("Promote the server first.")));
+	statefile_check_usable(s);
+	copies_end_recovery(s);
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	worker = s->origin_worker;
+	if (s->copy_reason == UIDGEN_COPY_NONE)
+	{
+		LWLockRelease(s->lock);
+		ereport(NOTICE,
+				(errmsg("this server is not a copy: there is no worker id to take over")));
+		PG_RETURN_VOID();
+	}
+	clock_rebase(s, pg_atomic_read_u64(&s->origin_mark));
+	copies_vouch(s);
+	statefile_save(s, ERROR);
+	LWLockRelease(s->lock);
+	ereport(LOG,
+			(errmsg("uidgen took over worker id %d from the server this data directory was copied from", worker),
+			 errdetail("IDs issued from now on are above the last high-water mark replayed from that server's WAL and uidgen.max_clock_drift ahead of the system clock.")));
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * walmark.h
+ *	  The high-water mark in WAL, for standbys and restores.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_WALMARK_H
+#define UIDGEN_WALMARK_H
+
+/*
+ * uidgen's custom WAL resource manager ID.  IDs 128 to 255 are for
+ * extensions; two extensions loaded together must not share one.
+ */
+#define UIDGEN_RMGR_ID 201
+
+extern void walmark_register(void);
+extern void walmark_log(uint64 mark, int32 worker_id);
+
+#endif							/* UIDGEN_WALMARK_H */
