@@ -13,7 +13,8 @@
 # Guarantees: no snowflake ID and no UUID is handed out twice, every
 # snowflake ID carries the worker id of the node that served it, no two
 # reserved blocks overlap, each new leader serves all three kinds, and the
-# clients' errors fall within the two outages and are bounded by them.
+# clients' errors fall within the failover, the rejoin and the switchover
+# and are bounded by their durations.
 #
 # Needs Debian's patroni and etcd-server (scripts/common.sh installs them);
 # skipped without them.
@@ -440,8 +441,9 @@ my $rejoin_s = time - $t_rejoin;
 note sprintf('%s streams again %.1f s after its Patroni was restarted', $leader1, $rejoin_s);
 
 ######## 2. switchover back to the rejoined node
+# Patroni answers once the switchover is done (or failed).
 my $t_switch = time;
-my $r = $http->post(
+my $r = HTTP::Tiny->new(timeout => 60)->post(
 	"http://127.0.0.1:$by_name{$leader2}{rest}/switchover",
 	{
 		headers => { 'Content-Type' => 'application/json' },
