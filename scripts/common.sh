@@ -14,7 +14,10 @@ PG_CONFIG=${UIDGEN_PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
 PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
-TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync)
+# patroni and etcd-server: test/t/130_patroni.pl runs its own etcd and
+# Patronis on free ports above 49152, so the etcd service the package may
+# start (on a host with systemd; the matrix's roots deny it) is no obstacle.
+TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync patroni etcd-server)
 # What scripts/package.sh needs besides: the Debian package's build
 # dependencies (debian/control.in), dpkg-buildpackage and lintian.
 PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
