@@ -91,6 +91,7 @@ void
 copies_start(UidgenShared *s)
 {
 	UidgenCopyReason found;
+	uint64		incarnation = s->vouched.incarnation;
 
 	if (s->problem == UIDGEN_STATE_CORRUPT)
 		return;
@@ -100,8 +101,10 @@ copies_start(UidgenShared *s)
 		s->origin_worker = -1;
 		if (s->vouched.sysid != 0)
 			return;
-		/* first start, or a state file of 0.1.0: vouch for this server */
+		/* first start, 0.1.0's state file, or just upgraded: vouch for this server */
 		identity_current(&s->vouched);
+		if (incarnation != 0)
+			s->vouched.incarnation = incarnation;	/* pg_upgrade: same tables */
 	}
 	else if (s->copy_reason == UIDGEN_COPY_NONE)
 	{
