@@ -154,7 +154,9 @@ CREATE FUNCTION uidgen_status(
     OUT timeline integer,
     OUT origin_worker_id integer,
     OUT copy_reason text,
-    OUT origin_high_water_mark timestamptz)
+    OUT origin_high_water_mark timestamptz,
+    OUT lease_holder text,
+    OUT lease_deadline timestamptz)
     AS 'MODULE_PATHNAME', 'uidgen_status'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
