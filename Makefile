@@ -13,6 +13,8 @@ OBJS = \
 	src/walmark.o \
 	src/copies.o \
 	src/keeper.o \
+	src/lease.o \
+	src/registry.o \
 	src/layout.o \
 	src/snowflake.o \
 	src/uuidv7.o \
@@ -42,7 +44,10 @@ ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollba
 	blocks_table_lock
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+# the lease worker reaches the worker id registry with libpq (as dblink and
+# postgres_fdw do)
+SHLIB_LINK_INTERNAL = $(libpq)
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
 
 PG_CONFIG ?= pg_config

@@ -319,7 +319,9 @@ CREATE FUNCTION uidgen_status(
     OUT origin_worker_id integer,
     OUT copy_reason text,
     OUT origin_high_water_mark timestamptz,
-    OUT block_sequences_fenced boolean)
+    OUT block_sequences_fenced boolean,
+    OUT lease_holder text,
+    OUT lease_deadline timestamptz)
     AS 'MODULE_PATHNAME', 'uidgen_status'
     LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 

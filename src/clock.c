@@ -119,6 +119,17 @@ clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
 	}
 }
 
+/*
+ * Monotonic time in ticks (since boot, the kernel's coarse clock): what the
+ * deadline of a worker id lease is measured in (lease.c), as wall-clock
+ * steps do not move it.
+ */
+uint64
+clock_monotonic_ticks(void)
+{
+	return clock_read(CLOCK_MONOTONIC_COARSE);
+}
+
 /* Real time, for the drift bound. */
 static uint64
 clock_real_ticks(UidgenShared *s)
@@ -171,6 +182,27 @@ clock_observe(UidgenShared *s, uint64 logical)
 }
 
 /*
+ * Move both clocks past "floor" into a later millisecond, so that every tick
+ * handed out from now on is in a millisecond above it.  The caller holds
+ * UidgenShared->lock.
+ */
+void
+clock_raise(UidgenShared *s, uint64 floor)
+{
+	uint64		target = floor + UIDGEN_TICKS_PER_MS;
+	uint64		last;
+
+	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
+	{
+		last = pg_atomic_read_u64(&s->clocks[k].last);
+		while (last < target &&
+			   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
+			;
+	}
+	pg_write_barrier();
+}
+
+/*
  * After recovery (a promoted standby, a restored backup), jump past every
  * tick the original server could have issued: above "floor" (its last mark
  * replayed from WAL), and uidgen.max_clock_drift ahead of this server's
@@ -180,18 +212,7 @@ clock_observe(UidgenShared *s, uint64 logical)
 void
 clock_rebase(UidgenShared *s, uint64 floor)
 {
-	uint64		target;
-	uint64		last;
-
-	target = Max(clock_wall_ticks(true) + uidgen_drift_ticks(), floor) + UIDGEN_TICKS_PER_MS;
-	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
-	{
-		last = pg_atomic_read_u64(&s->clocks[k].last);
-		while (last < target &&
-			   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
-			;
-	}
-	pg_write_barrier();
+	clock_raise(s, Max(clock_wall_ticks(true) + uidgen_drift_ticks(), floor));
 }
 
 /* Sleep briefly until real time has caught up by "gap" ticks. */

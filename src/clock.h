@@ -14,11 +14,13 @@
 
 extern void clock_init(UidgenShared *s, uint64 floor, uint64 saved_at);
 extern uint64 clock_wall_ticks(bool precise);
+extern uint64 clock_monotonic_ticks(void);
 extern uint64 clock_save_time(UidgenShared *s);
 extern uint64 clock_latest(UidgenShared *s);
 extern uint64 clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule,
 						 bool precise);
 extern void clock_observe(UidgenShared *s, uint64 logical);
+extern void clock_raise(UidgenShared *s, uint64 floor);
 extern void clock_rebase(UidgenShared *s, uint64 floor);
 
 #endif							/* UIDGEN_CLOCK_H */

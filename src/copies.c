@@ -12,7 +12,8 @@
  * block sequences (state "copy") until an operator gives it its own worker
  * id and restarts it, or runs uidgen_take_over() to say that the original
  * will never issue IDs again.  UUIDs go on: their random bits keep copies
- * apart.  A copy with a worker id of its own is settled at once: the state
+ * apart.  A copy with a worker id of its own is settled at once (so is any
+ * copy that leases its worker id from a registry, lease.c): the state
  * file then vouches for this server (system identifier, data directory,
  * timeline, and a new random incarnation) and the copy's origin is
  * forgotten.
@@ -65,13 +66,18 @@ copies_vouch(UidgenShared *s)
 	identity_current(&s->vouched);
 }
 
-/* A copy with its origin's worker id refuses; any other is settled. */
+/*
+ * A copy with its origin's worker id refuses; any other is settled, and so
+ * is every copy that leases its worker id from a registry (it never shares
+ * its origin's: its lease is its own).
+ */
 static void
 copies_settle(UidgenShared *s)
 {
 	if (s->copy_reason == UIDGEN_COPY_NONE)
 		return;
-	if (s->origin_worker >= 0 && s->origin_worker == uidgen_settings.worker_id)
+	if (!uidgen_registry_on && s->origin_worker >= 0 &&
+		s->origin_worker == uidgen_settings.worker_id)
 	{
 		if (s->problem == UIDGEN_STATE_OK)
 			s->problem = UIDGEN_STATE_COPY;

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "compat.h"
 #include "copies.h"
+#include "lease.h"
 #include "shmem.h"
 #include "statefile.h"
 
@@ -90,6 +91,7 @@ shmem_startup(void)
 		floor = statefile_load(s, &saved_at);
 		clock_init(s, floor, saved_at);
 		copies_start(s);
+		lease_shmem_init(s);
 		/* the mark moves only once a tick above the start is handed out */
 		pg_atomic_write_u64(&s->hwm_refresh_at, clock_latest(s));
 	}

@@ -16,6 +16,12 @@
  *	  origin_mark_saved.  origin_mark is written under lock (by WAL replay,
  *	  walmark.c) and read without it.
  *	- keeper_procno is written by the keeper worker alone.
+ *	- lease and lease_bound (the worker id lease in force, lease.c) are
+ *	  written by the lease worker alone, without a lock, in an order that
+ *	  lets generators read them without one; lease_held is the lease
+ *	  worker's alone.  lease_holder is written once, by the postmaster,
+ *	  before any other process exists.  lock protects lease_confirmed_at,
+ *	  lease_lost_worker, lease_lost_to and lease_error.
  *	- each backend writes only its own entry of procs[].
  *
  * Copyright (c) 2026, The uidgen developers
@@ -25,11 +31,15 @@
 #ifndef UIDGEN_SHMEM_H
 #define UIDGEN_SHMEM_H
 
+#include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 
 #include "identity.h"
 #include "uidgen.h"
+
+/* Room for a lease holder's name (lease.c). */
+#define UIDGEN_HOLDER_LEN 256
 
 /* Why generation is refused, as found in the state file at start-up. */
 typedef enum UidgenStateProblem
@@ -94,6 +104,16 @@ typedef struct UidgenShared
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
 	pg_atomic_uint64 origin_mark;	/* highest mark replayed from its WAL */
 	uint64		origin_mark_saved;	/* origin_mark as the state file holds it */
+
+	/* worker id leases (lease.c) */
+	pg_atomic_uint64 lease;		/* deadline and worker id in force, or 0 */
+	pg_atomic_uint64 lease_bound;	/* no tick above it is handed out under it */
+	int32		lease_held;		/* worker id the registry row names us for, or -1 */
+	int32		lease_lost_worker;	/* worker id lost to another server, or -1 */
+	TimestampTz lease_confirmed_at; /* last renewal, or 0 */
+	char		lease_holder[UIDGEN_HOLDER_LEN];	/* this server, in the registry */
+	char		lease_lost_to[UIDGEN_HOLDER_LEN];	/* who took lease_lost_worker */
+	char		lease_error[256];	/* why the registry last failed, or "" */
 
 	int			nprocs;
 	UidgenProcCounters procs[FLEXIBLE_ARRAY_MEMBER];

@@ -9,6 +9,9 @@
  * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
  * simply borrows the next millisecond.
  *
+ * With a worker id registry, the worker id is the one leased (lease.c), and
+ * each tick is taken under the lease and checked against it afterwards.
+ *
  * The decoders read the layout from the settings (STABLE) or take it as
  * arguments (IMMUTABLE, for index expressions); snowflake_at() builds IDs
  * for past instants under another worker id.
@@ -24,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "copies.h"
+#include "lease.h"
 #include "shmem.h"
 #include "layout.h"
 #include "statefile.h"
@@ -59,6 +63,26 @@ snowflake_check_state(UidgenShared *s)
 		copies_refuse(s);
 }
 
+/*
+ * A tick under the lease on a worker id (registry mode): taken again if the
+ * lease changed meanwhile, refused if there is none.
+ */
+static pg_noinline uint64
+snowflake_leased_tick(UidgenShared *s, uint64 granule, int32 *worker)
+{
+	for (;;)
+	{
+		uint64		lease = lease_begin(s);
+		uint64		tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, granule, false);
+
+		if (lease_confirm(s, lease, tick))
+		{
+			*worker = LEASE_WORKER(lease);
+			return tick;
+		}
+	}
+}
+
 /* snowflake_next(): the next ID of this server. */
 Datum
 snowflake_next(PG_FUNCTION_ARGS)
@@ -67,13 +91,20 @@ snowflake_next(PG_FUNCTION_ARGS)
 	const UidgenSettings *l = &uidgen_settings;
 	int			slot_shift = UIDGEN_TICK_SHIFT - l->sequence_bits;
 	uint64		tick;
+	int32		worker;
 	int64		ms;
 	int64		id;
 	UidgenProcCounters *mine;
 
 	copies_guard(s);
 	snowflake_check_state(s);
-	tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
+	if (likely(!uidgen_registry_on))
+	{
+		tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
+		worker = l->worker_id;
+	}
+	else
+		tick = snowflake_leased_tick(s, UINT64CONST(1) << slot_shift, &worker);
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
 	id = layout_id_of_ms(l, ms);
 	if (unlikely(id < 0))
@@ -81,7 +112,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("current time is outside the range of snowflake IDs"),
 				 layout_errdetail_range(l)));
-	id |= ((int64) l->worker_id << l->sequence_bits) |
+	id |= ((int64) worker << l->sequence_bits) |
 		(int64) ((tick & (UIDGEN_TICKS_PER_MS - 1)) >> slot_shift);
 
 	mine = shmem_my_counters();
@@ -204,7 +235,14 @@ snowflake_at(PG_FUNCTION_ARGS)
 				 errmsg("worker id %d does not fit in %d worker bits", worker, l->worker_bits),
 				 errdetail("uidgen.worker_bits is %d: worker ids go from 0 to %d.",
 						   l->worker_bits, (1 << l->worker_bits) - 1)));
-	if (worker == l->worker_id)
+	if (uidgen_registry_on && worker == lease_worker_id(shmem_get()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("worker id %d of a backfilled snowflake ID must differ from the worker id this server leases", worker),
+				 errdetail("snowflake_next() issues IDs with worker id %d, leased from the registry; a backfilled ID with it could repeat one of them.",
+						   worker),
+				 errhint("Reserve a worker id in the registry that no server leases, and backfill with it.")));
+	if (!uidgen_registry_on && worker == l->worker_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("worker id %d of a backfilled snowflake ID must differ from uidgen.worker_id", worker),

@@ -18,10 +18,11 @@
 #include "access/xlog.h"
 #include "clock.h"
 #include "copies.h"
+#include "lease.h"
 #include "shmem.h"
 #include "timeconv.h"
 
-#define STATUS_COLUMNS 19
+#define STATUS_COLUMNS 21
 
 PG_FUNCTION_INFO_V1(uidgen_status);
 
@@ -39,6 +40,8 @@ status_state(UidgenShared *s)
 		return "recovery";
 	if (s->problem == UIDGEN_STATE_COPY)
 		return "copy";
+	if (uidgen_registry_on && lease_worker_id(s) < 0)
+		return "no lease";
 	return "ok";
 }
 
@@ -67,6 +70,8 @@ uidgen_status(PG_FUNCTION_ARGS)
 	uint64		uuids = 0;
 	uint64		last_id = 0;
 	TimeLineID	tli;
+	int32		worker = uidgen_registry_on ? lease_worker_id(s) : l->worker_id;
+	TimestampTz deadline = 0;
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -81,7 +86,8 @@ uidgen_status(PG_FUNCTION_ARGS)
 	}
 
 	values[i++] = CStringGetTextDatum(status_state(s));
-	values[i++] = Int32GetDatum(l->worker_id);
+	nulls[i] = worker < 0;
+	values[i++] = Int32GetDatum(worker);
 	values[i++] = Int32GetDatum(63 - l->worker_bits - l->sequence_bits);
 	values[i++] = Int32GetDatum(l->worker_bits);
 	values[i++] = Int32GetDatum(l->sequence_bits);
@@ -115,6 +121,14 @@ uidgen_status(PG_FUNCTION_ARGS)
 	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->origin_mark))));
 	values[i++] = BoolGetDatum(s->blocks_fenced);
 	LWLockRelease(s->lock);
+
+	/* the worker id lease, with a registry */
+	nulls[i] = !uidgen_registry_on;
+	if (!nulls[i])
+		values[i] = CStringGetTextDatum(s->lease_holder);
+	i++;
+	nulls[i] = !uidgen_registry_on || !lease_deadline(s, &deadline);
+	values[i++] = TimestampTzGetDatum(deadline);
 	Assert(i == STATUS_COLUMNS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

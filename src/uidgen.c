@@ -6,8 +6,10 @@
  *
  * Every setting that shapes a snowflake ID (worker id, epoch, layout) is
  * PGC_POSTMASTER: changing one while IDs are being generated could repeat
- * or reorder IDs.  uidgen.max_clock_drift only bounds how far ahead of real
- * time IDs may run, so it can be changed with a reload.
+ * or reorder IDs.  So are the worker id registry and the lease length
+ * (lease.c), which stand in for uidgen.worker_id.  uidgen.max_clock_drift
+ * only bounds how far ahead of real time IDs may run, so it can be changed
+ * with a reload.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -24,6 +26,7 @@
 #include "blocks.h"
 #include "compat.h"
 #include "keeper.h"
+#include "lease.h"
 #include "shmem.h"
 #include "uidgen.h"
 #include "upgrade.h"
@@ -35,6 +38,9 @@ PG_MODULE_MAGIC;
 
 UidgenSettings uidgen_settings;
 int			uidgen_max_clock_drift = 1000;
+char	   *uidgen_worker_id_registry = NULL;
+int			uidgen_worker_lease_ms = 30000;
+bool		uidgen_registry_on = false;
 
 static char *epoch_string = NULL;
 
@@ -162,6 +168,23 @@ check_layout(void)
 						 (1 << s->worker_bits) - 1)));
 }
 
+/*
+ * A worker id comes either from uidgen.worker_id or from the registry:
+ * refuse both, which would leave it unclear which one the IDs carry.
+ */
+static void
+check_worker_id_source(const char *raw_worker_id)
+{
+	if (!uidgen_registry_on || raw_worker_id == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("uidgen.worker_id and uidgen.worker_id_registry cannot both be set"),
+			 errdetail("uidgen.worker_id is \"%s\"; with a registry, each server leases its worker id from it.",
+					   raw_worker_id),
+			 errhint("Remove uidgen.worker_id from the configuration, or set uidgen.worker_id_registry to an empty string.")));
+}
+
 /* Define the settings of the clock and the snowflake layout. */
 static void
 define_settings(void)
@@ -196,6 +219,18 @@ define_settings(void)
 							&uidgen_max_clock_drift,
 							1000, 1, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomStringVariable("uidgen.worker_id_registry",
+							   "Connection string of the database that leases worker ids; empty to use uidgen.worker_id.",
+							   NULL,
+							   &uidgen_worker_id_registry,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomIntVariable("uidgen.worker_lease",
+							"How long a worker id leased from the registry is held without renewal.",
+							NULL,
+							&uidgen_worker_lease_ms,
+							30000, 3000, 24 * 3600 * 1000,
+							PGC_POSTMASTER, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
 /*
@@ -235,6 +270,8 @@ _PG_init(void)
 	check_configured("uidgen.sequence_bits", raw_sequence_bits, uidgen_settings.sequence_bits);
 	check_configured("uidgen.epoch", raw_epoch, uidgen_settings.epoch_ms);
 	check_layout();
+	uidgen_registry_on = uidgen_worker_id_registry[0] != '\0';
+	check_worker_id_source(raw_worker_id);
 	/* WAL may hold uidgen's records whenever the server replays it */
 	walmark_register();
 
@@ -245,5 +282,6 @@ _PG_init(void)
 	}
 	shmem_install_hooks();
 	keeper_register();
+	lease_register();
 	blocks_register();
 }

@@ -38,6 +38,11 @@ typedef struct UidgenSettings
 /* GUC variables (uidgen.c) */
 extern UidgenSettings uidgen_settings;
 extern int uidgen_max_clock_drift;
+extern char *uidgen_worker_id_registry;
+extern int uidgen_worker_lease_ms;
+
+/* Worker ids are leased from a registry (uidgen.worker_id_registry is set). */
+extern bool uidgen_registry_on;
 
 extern uint64 uidgen_drift_ticks(void);
 extern void _PG_init(void);

@@ -47,7 +47,8 @@ sub uidgen_node
 	return $node;
 }
 
-# uidgen_status() as a hash of column => value (NULL as '').
+# uidgen_status() as a hash of column => value (NULL as '';
+# lease_deadline in seconds since the Unix epoch).
 sub uidgen_status
 {
 	my ($node) = @_;
@@ -55,13 +56,14 @@ sub uidgen_status
 	  epoch last_id clock_ahead ids_issued uuids_issued
 	  clock_backward_episodes waits high_water_mark system_identifier
 	  timeline origin_worker_id copy_reason origin_high_water_mark
-	  block_sequences_fenced);
+	  block_sequences_fenced lease_holder lease_deadline);
 	my $row = $node->safe_psql('postgres',
 		"SELECT state, worker_id, timestamp_bits, worker_bits, sequence_bits, "
 		  . "epoch, last_id, extract(epoch FROM clock_ahead), ids_issued, "
 		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark, "
 		  . "system_identifier, timeline, origin_worker_id, copy_reason, "
-		  . "origin_high_water_mark, block_sequences_fenced "
+		  . "origin_high_water_mark, block_sequences_fenced, lease_holder, "
+		  . "extract(epoch FROM lease_deadline) "
 		  . "FROM uidgen_status()");
 	my @vals = split /\|/, $row, -1;
 	my %h;
