@@ -24,6 +24,7 @@ OBJS = \
 	src/outcome.o \
 	src/allocsql.o \
 	src/allocworker.o \
+	src/failover.o \
 	src/blockcache.o \
 	src/seqrow.o \
 	src/upgrade.o

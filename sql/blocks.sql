@@ -35,6 +35,23 @@ SELECT grantee, grantor, grantable,
          WHERE c.oid = 'id_sequences'::regclass) AS g
  GROUP BY grantee, grantor, grantable
  ORDER BY grantee COLLATE "C";
+-- id_sequences_timeline: the timeline of the last skip ahead
+-- (uidgen.promotion_skip), one row, the current timeline since the install;
+-- not dumped (a restore starts from the timeline of its server); PUBLIC may
+-- only read it.
+SELECT attname, format_type(atttypid, atttypmod), attnotnull
+  FROM pg_attribute
+ WHERE attrelid = 'id_sequences_timeline'::regclass AND attnum > 0
+ ORDER BY attnum;
+SELECT 'id_sequences_timeline'::regclass = ANY (extconfig) AS dumped
+  FROM pg_extension WHERE extname = 'uidgen';
+SELECT count(*) AS rows,
+       bool_and(timeline = ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint)
+           AS current_timeline
+  FROM id_sequences_timeline;
+SELECT has_table_privilege('public', 'id_sequences_timeline', 'SELECT') AS public_reads,
+       has_table_privilege('public', 'id_sequences_timeline', 'INSERT, UPDATE, DELETE, TRUNCATE')
+           AS public_writes;
 SELECT p.oid::regprocedure AS function, provolatile, proparallel, prosecdef,
        proconfig, proacl IS NOT NULL AND NOT has_function_privilege('public', p.oid, 'EXECUTE') AS restricted
   FROM pg_proc p
@@ -47,6 +64,8 @@ SHOW uidgen.block_timeout;
 SHOW uidgen.block_cache_entries;
 SHOW uidgen.block_databases;
 SHOW uidgen.allocator_idle_timeout;
+SHOW uidgen.promotion_skip;
+SELECT pg_temp.err('SET uidgen.promotion_skip = 5');
 SELECT pg_temp.err('SET uidgen.block_cache_entries = 10');
 -- (the range without units: PostgreSQL 17 added them, "(1 ms .. 2147483647 ms)")
 SELECT regexp_replace(pg_temp.err('SET uidgen.block_timeout = 0'),

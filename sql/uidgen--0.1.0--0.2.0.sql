@@ -98,6 +98,30 @@ ALTER TABLE @extschema@.id_sequences
         CONSTRAINT id_sequences_sequence_check
         CHECK ((strategy = 'sequence') = (sequence IS NOT NULL));
 
+-- The timeline on which every block sequence last skipped ahead by
+-- uidgen.promotion_skip.  Promotion and the end of a point-in-time recovery
+-- start a new timeline; before it serves the first block on one, the
+-- allocator skips every sequence ahead and records the timeline here, in
+-- the same transaction.  One row, written by the allocator only.  Not a
+-- configuration table: pg_dump does not carry it, so a database restored
+-- elsewhere starts from the timeline of the server it is restored on.
+CREATE TABLE id_sequences_timeline (
+    timeline bigint NOT NULL
+);
+
+COMMENT ON TABLE id_sequences_timeline IS
+    'uidgen: the timeline on which every block sequence last skipped ahead by uidgen.promotion_skip; written by the allocator';
+
+-- The current timeline, so that updating does not skip: the first eight
+-- hexadecimal digits of the name of the WAL file being written.
+INSERT INTO id_sequences_timeline (timeline)
+    SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(
+                pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_insert_lsn()), 1, 8)
+           )::pg_catalog.bit(32)::pg_catalog.int8;
+
+REVOKE ALL ON id_sequences_timeline FROM PUBLIC;
+GRANT SELECT ON id_sequences_timeline TO PUBLIC;
+
 -- seq_create() takes the strategy: a new signature.
 DROP FUNCTION @extschema@.seq_create(text, bigint, integer, bigint);
 

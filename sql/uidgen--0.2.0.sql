@@ -226,6 +226,30 @@ CREATE TRIGGER id_sequences_invalidate_all
 ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate;
 ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
 
+-- The timeline on which every block sequence last skipped ahead by
+-- uidgen.promotion_skip.  Promotion and the end of a point-in-time recovery
+-- start a new timeline; before it serves the first block on one, the
+-- allocator skips every sequence ahead and records the timeline here, in
+-- the same transaction.  One row, written by the allocator only.  Not a
+-- configuration table: pg_dump does not carry it, so a database restored
+-- elsewhere starts from the timeline of the server it is restored on.
+CREATE TABLE id_sequences_timeline (
+    timeline bigint NOT NULL
+);
+
+COMMENT ON TABLE id_sequences_timeline IS
+    'uidgen: the timeline on which every block sequence last skipped ahead by uidgen.promotion_skip; written by the allocator';
+
+-- The current timeline, so that installing does not skip: the first eight
+-- hexadecimal digits of the name of the WAL file being written.
+INSERT INTO id_sequences_timeline (timeline)
+    SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(
+                pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_insert_lsn()), 1, 8)
+           )::pg_catalog.bit(32)::pg_catalog.int8;
+
+REVOKE ALL ON id_sequences_timeline FROM PUBLIC;
+GRANT SELECT ON id_sequences_timeline TO PUBLIC;
+
 -- The administrative functions run as the extension owner with a fixed
 -- search_path, so that roles granted EXECUTE on them need no privilege on
 -- the table and a hostile search_path cannot redirect them.  Only the owner

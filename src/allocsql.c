@@ -107,10 +107,10 @@ alloc_not_installed(void)
 /*
  * The OID of id_sequences, looked up by name in each round, as the
  * statements are (the plan cache resolves their names again when the table
- * changes): the lock taken on it is the one they use.
+ * changes): the lock taken on it is the one they use.  Also for failover.c.
  */
-static Oid
-alloc_table(void)
+Oid
+allocsql_table(void)
 {
 	Oid			relid;
 
@@ -207,7 +207,7 @@ alloc_prepare(Oid relid)
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
 	/* strategy 'sequence': where the native sequence is, and its blocks */
-	plan_seqpos = alloc_plan("SELECT s.seqincrement, s.seqstart,"
+	plan_seqpos = alloc_plan("SELECT s.seqincrement,"
 							 " pg_catalog.pg_sequence_last_value(s.seqrelid)"
 							 " FROM pg_catalog.pg_sequence s"
 							 " WHERE s.seqrelid OPERATOR(pg_catalog.=) $1", 1, seq_types);
@@ -272,10 +272,11 @@ alloc_room(int64 next, int64 max_value)
  * Who holds a row locked: the xmax of the tuple at tid and whether it is a
  * MultiXactId (several lockers), as the tuple header says; SQL's xmax
  * column cannot tell a MultiXactId from a transaction.  The table's lock is
- * held.  Left invalid if the row was unlocked meanwhile.
+ * held.  Left invalid if the row was unlocked meanwhile.  Also for
+ * failover.c.
  */
-static void
-alloc_row_locker(Oid relid, ItemPointer tid, AllocResult *r)
+void
+allocsql_row_locker(Oid relid, ItemPointer tid, AllocResult *r)
 {
 	Relation	rel = table_open(relid, NoLock);
 	Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
@@ -320,7 +321,7 @@ alloc_group_missing(Oid relid, AllocWork *works, int count, Datum *args)
 		tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0],
 														   SPI_tuptable->tupdesc, 1, &isnull));
 		found.outcome = ALLOC_LOCKED;
-		alloc_row_locker(relid, &tid, &found);
+		allocsql_row_locker(relid, &tid, &found);
 	}
 	for (int i = 0; i < count; i++)
 		works[i].result = found;
@@ -357,11 +358,14 @@ alloc_sequence_flush(Oid seqoid)
 /*
  * The first ID of the native sequence's next nextval(), or PG_INT64_MAX if
  * there is none; false (the requests failed) if the sequence is gone or
- * its increment is not the block size.
+ * its increment is not the block size.  Before its first nextval() since
+ * a setval(..., false) (seq_create(), seq_advance(), the skip after a
+ * timeline change), the row's next_block_start holds that position, as in
+ * seq_next_unused().
  */
 static bool
 alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
-					int64 *next)
+					int64 row_next, int64 *next)
 {
 	Datum		args[1] = {ObjectIdGetDatum(seqoid)};
 	const char *problem = NULL;
@@ -379,8 +383,8 @@ alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 
 		increment = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		*next = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-		last = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		*next = row_next;
+		last = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
 		if (increment != block_size)
 			problem = "the increment of its native sequence is not its block size";
 		else if (!isnull && pg_add_s64_overflow(last, increment, next))
@@ -411,7 +415,7 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 	int			row = 0;
 	bool		changed = false;
 
-	if (!alloc_sequence_next(works, count, seqoid, block_size, &next))
+	if (!alloc_sequence_next(works, count, seqoid, block_size, row_next, &next))
 		return;
 	for (int i = 0; i < count; i++)
 	{
@@ -557,7 +561,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 void
 allocsql_serve_all(AllocWork *works, int nworks)
 {
-	Oid			relid = alloc_table();
+	Oid			relid = allocsql_table();
 	int			start = 0;
 
 	for (int i = 0; i < nworks; i++)

@@ -10,9 +10,13 @@
 #ifndef UIDGEN_ALLOCSQL_H
 #define UIDGEN_ALLOCSQL_H
 
+#include "storage/itemptr.h"
+
 #include "allocator.h"
 
 extern void allocsql_serve_all(AllocWork *works, int nworks);
 extern void allocsql_forget(void);
+extern Oid	allocsql_table(void);
+extern void allocsql_row_locker(Oid relid, ItemPointer tid, AllocResult *r);
 
 #endif							/* UIDGEN_ALLOCSQL_H */

@@ -8,12 +8,13 @@
  * database's allocator (allocator.c).  The allocator takes every pending
  * request of its database, with the refills the seq_next() cache asked for
  * (blockcache.c), and serves them in one REPEATABLE READ transaction
- * (allocsql.c).  It commits with a forced synchronous commit and only then
- * hands each requester its own sub-range, so a block is durable before
- * anyone sees it: neither a caller's rollback nor a crash can hand it out
- * twice.  A serialization failure, deadlock or SKIP LOCKED race retries the
- * whole transaction; any other error is reported to every requester of the
- * round.  The worker exits after uidgen.allocator_idle_timeout without
+ * (allocsql.c), after the skip ahead that the first round on a new
+ * timeline makes (failover.c).  It commits with a forced synchronous
+ * commit and only then hands each requester its own sub-range, so a block
+ * is durable before anyone sees it: neither a caller's rollback nor a
+ * crash can hand it out twice.  A serialization failure, deadlock or SKIP
+ * LOCKED race retries the whole transaction; any other error is reported
+ * to every requester of the round.  The worker exits after uidgen.allocator_idle_timeout without
  * work, or when its database is dropped.
  *
  * Copyright (c) 2026, The uidgen developers
@@ -43,6 +44,7 @@
 #include "allocworker.h"
 #include "blockcache.h"
 #include "compat.h"
+#include "failover.h"
 
 /* Wait event of an idle allocator (compat.h). */
 static uint32 we_idle = 0;
@@ -142,11 +144,14 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
-		allocsql_serve_all(works, nworks);
+		/* on a new timeline, every sequence skips ahead first */
+		if (failover_prepare_round(works, nworks))
+			allocsql_serve_all(works, nworks);
 		SPI_finish();
 		PopActiveSnapshot();
 		/* durable before anyone sees it (synchronous_commit is on) */
 		CommitTransactionCommand();
+		failover_end_round(true);
 	}
 	PG_CATCH();
 	{
@@ -156,6 +161,7 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		failover_end_round(false);
 		if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
 			edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
 			edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)

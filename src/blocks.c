@@ -42,6 +42,7 @@
 #include "blockcache.h"
 #include "blocks.h"
 #include "copies.h"
+#include "failover.h"
 #include "outcome.h"
 #include "seqrow.h"
 #include "shmem.h"
@@ -62,6 +63,7 @@ blocks_define_settings(void)
 {
 	allocator_define_settings();
 	blockcache_define_settings();
+	failover_define_settings();
 }
 
 /* shmem_request_hook: the allocator's and the cache's memory. */

@@ -26,6 +26,7 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/timestamp.h"
@@ -96,7 +97,8 @@ outcome_wait_table(const char *name, Oid relid)
 	if (held)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the uidgen allocator cannot lock table id_sequences for block sequence \"%s\"", name),
+				 errmsg("the uidgen allocator cannot lock table %s for block sequence \"%s\"",
+						get_rel_name(relid), name),
 				 errdetail("Another session holds or waits for a conflicting lock on the table, and the current transaction holds a lock on it, so the allocator would have to wait for this transaction to end."),
 				 errhint("Reserve IDs before reading or changing id_sequences in the transaction, or commit first.")));
 	LockRelationOid(relid, RowExclusiveLock);

@@ -1,9 +1,10 @@
 # Guarantee: ALTER EXTENSION uidgen UPDATE from 0.1.0 to 0.2.0 leaves a
 # database with exactly the objects a fresh CREATE EXTENSION of 0.2.0 makes:
 # every function with all its properties, every other member object, the
-# id_sequences table with its columns, defaults, constraints, indexes,
-# triggers and privileges, and what pg_dump carries (extconfig and
-# extcondition).  Any difference fails.  Objects made under 0.1.0 keep
+# id_sequences and id_sequences_timeline tables with their columns,
+# defaults, constraints, indexes, triggers and privileges, and what pg_dump
+# carries (extconfig and extcondition); both hold the current timeline in
+# id_sequences_timeline, so neither skips its block sequences ahead.  Any difference fails.  Objects made under 0.1.0 keep
 # working: a column DEFAULT public.uuidv7() still calls uidgen's generator
 # after the update, through the same function.  On PostgreSQL 18 and later
 # both the install and the update of 0.2.0 raise a NOTICE that an
@@ -161,7 +162,8 @@ WITH ext AS (
     WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid
       AND d.deptype = 'e'
 ), tbl AS (
-    SELECT 'public.id_sequences'::regclass AS rel
+    SELECT unnest(ARRAY['public.id_sequences'::regclass,
+                        'public.id_sequences_timeline'::regclass]) AS rel
 ), lines AS (
     SELECT format('extension version=%s schema=%s relocatable=%s',
                   extversion, extnamespace::regnamespace, extrelocatable) AS line
@@ -190,14 +192,14 @@ WITH ext AS (
     JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
     JOIN pg_language l ON l.oid = p.prolang
     UNION ALL
-    -- the table
+    -- the tables
     SELECT format('table %s kind=%s persistence=%s options=%s acl=%s owner_is_ext_owner=%s comment=%L',
                   c.oid::regclass, c.relkind, c.relpersistence, c.reloptions, c.relacl,
                   c.relowner = (SELECT extowner FROM ext), obj_description(c.oid, 'pg_class'))
     FROM pg_class c, tbl WHERE c.oid = tbl.rel
     UNION ALL
-    SELECT format('column %s %s type=%s notnull=%s default=%s identity=%L generated=%L collation=%s acl=%s',
-                  to_char(a.attnum, 'FM00'), a.attname, format_type(a.atttypid, a.atttypmod),
+    SELECT format('column %s %s %s type=%s notnull=%s default=%s identity=%L generated=%L collation=%s acl=%s',
+                  tbl.rel, to_char(a.attnum, 'FM00'), a.attname, format_type(a.atttypid, a.atttypmod),
                   a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attidentity,
                   a.attgenerated, a.attcollation::regcollation, a.attacl)
     FROM pg_attribute a
@@ -205,7 +207,7 @@ WITH ext AS (
     LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
     WHERE a.attnum > 0 AND NOT a.attisdropped
     UNION ALL
-    SELECT format('constraint %s %s', co.conname, pg_get_constraintdef(co.oid))
+    SELECT format('constraint %s %s %s', tbl.rel, co.conname, pg_get_constraintdef(co.oid))
     FROM pg_constraint co JOIN tbl ON co.conrelid = tbl.rel
     UNION ALL
     SELECT format('index %s', pg_get_indexdef(i.indexrelid))
@@ -233,12 +235,15 @@ for my $re (
 	qr/^function uuidv7\(timestamp with time zone\) .* src='uuidv7_at' /m,
 	qr/^member function (public\.)?uuidv7\(\) comment='deprecated alias of uuidv7_next\(\)/m,
 	qr/^member function seq_create\(text,bigint,integer,bigint,text\) /m,
-	qr/^column 07 strategy type=text notnull=t default='table'::text /m,
-	qr/^column 08 sequence type=regclass notnull=f /m,
-	qr/^constraint id_sequences_sequence_check CHECK /m,
+	qr/^column id_sequences 07 strategy type=text notnull=t default='table'::text /m,
+	qr/^column id_sequences 08 sequence type=regclass notnull=f /m,
+	qr/^constraint id_sequences id_sequences_sequence_check CHECK /m,
 	qr/^member table id_sequences /m,
 	qr/^extconfig id_sequences condition=''$/m,
-	qr/^column 01 name type=text notnull=t /m,
+	qr/^column id_sequences 01 name type=text notnull=t /m,
+	qr/^member table id_sequences_timeline /m,
+	qr/^column id_sequences_timeline 01 timeline type=bigint notnull=t /m,
+	qr/^table id_sequences_timeline kind=r persistence=p .*acl=\{/m,
 	qr/^index CREATE UNIQUE INDEX id_sequences_pkey /m,
 	qr/^trigger id_sequences_invalidate function=id_sequences_invalidate\(\) enabled=A /m,
 	qr/^trigger id_sequences_invalidate_all /m,
@@ -247,7 +252,19 @@ for my $re (
 	like($fresh, $re, "fresh install lists $re");
 }
 
+unlike($fresh, qr/^extconfig id_sequences_timeline /m,
+	'pg_dump does not carry id_sequences_timeline');
+
 is($updated, $fresh, '0.1.0 updated to 0.2.0 has exactly the objects of a fresh 0.2.0 install');
+
+# Both record the current timeline (the first eight hexadecimal digits of
+# the WAL file's name), so neither skips its block sequences ahead.
+my $timeline = q{
+	SELECT count(*) || ' ' || bool_and(timeline = ('x' || substr(
+	    pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint)
+	FROM id_sequences_timeline};
+is($node->safe_psql('updated', $timeline), '1 true', 'updated: id_sequences_timeline holds the current timeline');
+is($node->safe_psql('fresh', $timeline), '1 true', 'fresh: id_sequences_timeline holds the current timeline');
 if ($updated ne $fresh)
 {
 	my %u = map { $_ => 1 } split /\n/, $updated;
