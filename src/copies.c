@@ -15,8 +15,7 @@
  * apart.  A copy with a worker id of its own is settled at once (so is any
  * copy that leases its worker id from a registry, lease.c): the state
  * file then vouches for this server (system identifier, data directory,
- * timeline, and a new random incarnation) and the copy's origin is
- * forgotten.
+ * timeline) and the copy's origin is forgotten.
  *
  * Block sequences have no worker id to keep them apart: a copy's
  * id_sequences starts where its original's stood.  So a copy other than a
@@ -25,7 +24,8 @@
  * until uidgen_take_over(), whatever its worker id.  A standby promoted
  * with its own worker id is the failover a replication cluster is built
  * for: its block sequences serve at once, after the skip that each
- * database makes when the incarnation changes (failover.c).
+ * database makes on a new timeline (failover.c); a take-over makes the
+ * same skip (copies_skip_key()).
  *
  * The end of recovery (promotion, or the end of a point-in-time restore)
  * is settled here too, once, by the keeper or the first generator call:
@@ -97,7 +97,6 @@ void
 copies_start(UidgenShared *s)
 {
 	UidgenCopyReason found;
-	uint64		incarnation = s->vouched.incarnation;
 
 	if (s->problem == UIDGEN_STATE_CORRUPT)
 		return;
@@ -109,8 +108,6 @@ copies_start(UidgenShared *s)
 			return;
 		/* first start, 0.1.0's state file, or just upgraded: vouch for this server */
 		identity_current(&s->vouched);
-		if (incarnation != 0)
-			s->vouched.incarnation = incarnation;	/* pg_upgrade: same tables */
 	}
 	else if (s->copy_reason == UIDGEN_COPY_NONE)
 	{
@@ -229,6 +226,22 @@ copies_refuse(UidgenShared *s)
 			 errhint("Give this server its own uidgen.worker_id and restart it, or, if the server it was copied from will never issue IDs again, run SELECT uidgen_take_over().")));
 }
 
+/*
+ * Block sequences (failover.c): the key of their skip ahead, the timeline
+ * plus the take-overs made on it times 2^32.
+ */
+uint64
+copies_skip_key(void)
+{
+	UidgenShared *s = shmem_get();
+	uint32		takeovers;
+
+	LWLockAcquire(s->lock, LW_SHARED);
+	takeovers = s->takeovers;
+	LWLockRelease(s->lock);
+	return (uint64) GetWALInsertionTimeLine() | ((uint64) takeovers << 32);
+}
+
 /* Block sequences: refuse on a copy until it is taken over. */
 void
 copies_check_blocks(void)
@@ -274,6 +287,7 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 	clock_rebase(s, pg_atomic_read_u64(&s->origin_mark));
 	copies_vouch(s);
 	s->blocks_fenced = false;
+	s->takeovers++;
 	statefile_save(s, ERROR);
 	LWLockRelease(s->lock);
 	ereport(LOG,

@@ -17,6 +17,7 @@ extern void copies_end_recovery(UidgenShared *s);
 extern void copies_refresh(UidgenShared *s);
 extern void copies_refuse(UidgenShared *s);
 extern void copies_check_blocks(void);
+extern uint64 copies_skip_key(void);
 
 /* Before a generator runs: settle the end of recovery if it is pending. */
 static inline void

@@ -19,7 +19,11 @@
  * records the timeline.  Both commit with the round: a crash before the
  * commit skips again (a gap), never not at all.  The skip is made whenever
  * the recorded timeline differs from the current one (a pg_upgrade starts
- * the new cluster on timeline 1 again).
+ * the new cluster on timeline 1 again).  uidgen_take_over() on a copy that
+ * stays on its timeline (a clone, a copied directory) counts as a change
+ * too: the key compared and recorded is the timeline plus the number of
+ * take-overs times 2^32 (copies_skip_key()), which is the timeline alone
+ * on a server never taken over.
  *
  * The allocator keeps the timeline it last saw committed in a static and
  * compares it with the server's insert timeline at the start of each
@@ -53,16 +57,17 @@
 #include "utils/lsyscache.h"
 
 #include "allocsql.h"
+#include "copies.h"
 #include "failover.h"
 
 #define FAILOVER_TABLE "id_sequences_timeline"
 
 int			uidgen_promotion_skip = 1000000;
 
-/* The timeline whose skip this database is known to have committed (0: none). */
-static TimeLineID failover_verified = 0;
-/* The timeline the open round's transaction skipped or verified for. */
-static TimeLineID failover_pending = 0;
+/* The key whose skip this database is known to have committed (0: none). */
+static uint64 failover_verified = 0;
+/* The key the open round's transaction skipped or verified for. */
+static uint64 failover_pending = 0;
 /* Whether a database without id_sequences_timeline (0.1.0) was logged. */
 static bool failover_logged_old = false;
 
@@ -71,8 +76,8 @@ typedef struct FailoverSkip
 {
 	bool		made;
 	bool		known;			/* a timeline was recorded before */
-	int64		recorded;		/* that timeline */
-	TimeLineID	tli;			/* the new one */
+	int64		recorded;		/* that timeline (key) */
+	uint64		key;			/* the new one */
 	int			skip;
 	NameData	db;
 } FailoverSkip;
@@ -298,12 +303,12 @@ failover_skip_sequences(const char *ids, int skip)
 	}
 }
 
-/* Record the timeline the skip was made for: the table's one row. */
+/* Record the key the skip was made for: the table's one row. */
 static void
-failover_record(const char *tl, TimeLineID tli)
+failover_record(const char *tl, uint64 key)
 {
 	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum((int64) tli)};
+	Datum		args[1] = {Int64GetDatum((int64) key)};
 
 	if (SPI_execute(psprintf("DELETE FROM %s", tl), false, 0) != SPI_OK_DELETE ||
 		SPI_execute_with_args(psprintf("INSERT INTO %s (timeline) VALUES ($1)", tl),
@@ -311,26 +316,32 @@ failover_record(const char *tl, TimeLineID tli)
 		elog(ERROR, "could not record the timeline in %s", FAILOVER_TABLE);
 }
 
+/* A key as text: the timeline, and the take-overs on it if any. */
+static char *
+failover_key_text(uint64 key)
+{
+	if (key >> 32 == 0)
+		return psprintf("%u", (uint32) key);
+	return psprintf("%u (after %u take-overs)", (uint32) key, (uint32) (key >> 32));
+}
+
 /* Log the committed skip: one line per database and timeline change. */
 static void
 failover_log(void)
 {
 	const FailoverSkip *k = &failover_done;
-	char		from[32];
+	char	   *from = k->known ? failover_key_text((uint64) k->recorded) : "unknown";
+	char	   *to = failover_key_text(k->key);
 
-	if (k->known)
-		snprintf(from, sizeof(from), INT64_FORMAT, k->recorded);
-	else
-		strlcpy(from, "unknown", sizeof(from));
 	if (k->skip > 0)
 		ereport(LOG,
-				(errmsg("uidgen skipped every block sequence of database \"%s\" ahead by %d values after the timeline changed from %s to %u",
-						NameStr(k->db), k->skip, from, k->tli),
+				(errmsg("uidgen skipped every block sequence of database \"%s\" ahead by %d values after the timeline changed from %s to %s",
+						NameStr(k->db), k->skip, from, to),
 				 errdetail("Blocks that the old primary handed out and whose commits did not reach this server are not handed out again, up to uidgen.promotion_skip values per sequence.")));
 	else
 		ereport(LOG,
-				(errmsg("uidgen did not skip the block sequences of database \"%s\" ahead after the timeline changed from %s to %u",
-						NameStr(k->db), from, k->tli),
+				(errmsg("uidgen did not skip the block sequences of database \"%s\" ahead after the timeline changed from %s to %s",
+						NameStr(k->db), from, to),
 				 errdetail("uidgen.promotion_skip is 0: blocks that the old primary handed out and whose commits did not reach this server may be handed out again.")));
 }
 
@@ -340,11 +351,11 @@ failover_log(void)
  * so none is made; said once per allocator, on a promoted server.
  */
 static void
-failover_log_old(TimeLineID tli)
+failover_log_old(uint64 key)
 {
 	char	   *db;
 
-	if (failover_logged_old || tli <= 1)
+	if (failover_logged_old || key <= 1)
 		return;
 	failover_logged_old = true;
 	db = get_database_name(MyDatabaseId);
@@ -366,7 +377,7 @@ failover_log_old(TimeLineID tli)
 bool
 failover_prepare_round(AllocWork *works, int nworks)
 {
-	TimeLineID	tli;
+	uint64		key;
 	Oid			relid;
 	Oid			nsp;
 	Oid			tlrel;
@@ -382,16 +393,16 @@ failover_prepare_round(AllocWork *works, int nworks)
 	/* (a standby serves nothing: the round fails as read-only) */
 	if (RecoveryInProgress())
 		return true;
-	tli = GetWALInsertionTimeLine();
-	if (tli == failover_verified)
+	key = copies_skip_key();
+	if (key == failover_verified)
 		return true;
 	relid = allocsql_table();
 	nsp = get_rel_namespace(relid);
 	tlrel = get_relname_relid(FAILOVER_TABLE, nsp);
 	if (!OidIsValid(tlrel))
 	{
-		failover_log_old(tli);
-		failover_pending = tli;
+		failover_log_old(key);
+		failover_pending = key;
 		return true;
 	}
 	if (!failover_lock_tables(relid, tlrel, works, nworks))
@@ -399,7 +410,7 @@ failover_prepare_round(AllocWork *works, int nworks)
 	ids = failover_qualified(nsp, "id_sequences");
 	tl = failover_qualified(nsp, FAILOVER_TABLE);
 	known = failover_recorded(tl, &recorded);
-	if (!known || recorded != (int64) tli)
+	if (!known || recorded != (int64) key)
 	{
 		if (!failover_lock_rows(relid, ids, works, nworks))
 			return false;
@@ -408,16 +419,16 @@ failover_prepare_round(AllocWork *works, int nworks)
 			failover_skip_tables(ids, skip);
 			failover_skip_sequences(ids, skip);
 		}
-		failover_record(tl, tli);
+		failover_record(tl, key);
 		failover_done.made = true;
 		failover_done.known = known;
 		failover_done.recorded = recorded;
-		failover_done.tli = tli;
+		failover_done.key = key;
 		failover_done.skip = skip;
 		db = get_database_name(MyDatabaseId);
 		namestrcpy(&failover_done.db, db ? db : "?");
 	}
-	failover_pending = tli;
+	failover_pending = key;
 	return true;
 }
 

@@ -36,18 +36,11 @@ identity_fixed(UidgenIdentity *id)
 	id->timeline = 0;
 }
 
-/*
- * This server's identity, with a new incarnation; the timeline only once
- * recovery has ended.
- */
+/* This server's identity; the timeline only once recovery has ended. */
 void
 identity_current(UidgenIdentity *id)
 {
 	identity_fixed(id);
-	if (!pg_strong_random(&id->incarnation, sizeof(id->incarnation)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random bytes for uidgen")));
 	if (!RecoveryInProgress())
 		id->timeline = GetWALInsertionTimeLine();
 }

@@ -27,7 +27,6 @@ typedef struct UidgenIdentity
 {
 	uint64		sysid;			/* pg_control's system identifier */
 	uint64		dir_ino;		/* inode of the data directory */
-	uint64		incarnation;	/* random, new at each vouching (copies.c) */
 	uint32		timeline;		/* timeline IDs were issued on */
 } UidgenIdentity;
 

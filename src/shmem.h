@@ -12,7 +12,8 @@
  *	- ref_offset, stepped_back, episodes and waits are maintained atomically
  *	  without a lock (see clock.c).
  *	- lock also protects recorded, problem and rebase_pending, and what
- *	  copies.c keeps: vouched, copy_reason, blocks_fenced, origin_worker and
+ *	  copies.c keeps: vouched, copy_reason, blocks_fenced, takeovers,
+ *	  origin_worker and
  *	  origin_mark_saved.  origin_mark is written under lock (by WAL replay,
  *	  walmark.c) and read without it.
  *	- keeper_procno is written by the keeper worker alone.
@@ -101,6 +102,7 @@ typedef struct UidgenShared
 	UidgenIdentity vouched;		/* the server the state file vouches for */
 	UidgenCopyReason copy_reason;	/* why this is a copy, or NONE */
 	bool		blocks_fenced;	/* block sequences wait for uidgen_take_over() */
+	uint32		takeovers;		/* uidgen_take_over() calls, ever */
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
 	pg_atomic_uint64 origin_mark;	/* highest mark replayed from its WAL */
 	uint64		origin_mark_saved;	/* origin_mark as the state file holds it */

@@ -189,6 +189,7 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
 	s->copy_reason = UIDGEN_COPY_NONE;
 	s->blocks_fenced = false;
+	s->takeovers = 0;
 	s->origin_worker = -1;
 	*saved_at = 0;
 	if (!IsUnderPostmaster)
@@ -204,6 +205,7 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->vouched = d.vouched;
 	s->copy_reason = (UidgenCopyReason) d.copy_reason;
 	s->blocks_fenced = d.blocks_fenced;
+	s->takeovers = d.takeovers;
 	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
 	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
 	s->origin_mark_saved = d.origin_mark;
@@ -276,6 +278,7 @@ statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 	d.upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d.copy_reason = (uint8) s->copy_reason;
 	d.blocks_fenced = s->blocks_fenced;
+	d.takeovers = s->takeovers;
 	d.origin_worker = s->origin_worker;
 	d.origin_mark = pg_atomic_read_u64(&s->origin_mark);
 	d.vouched = s->vouched;

@@ -31,6 +31,7 @@ typedef struct StateFileData
 	/* from here on new in 0.2.0 (version 3); 0.1.0's CRC came here */
 	uint8		copy_reason;	/* UidgenCopyReason: a copy not settled yet */
 	bool		blocks_fenced;	/* block sequences wait for a take-over */
+	uint32		takeovers;		/* uidgen_take_over() calls, ever */
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
 	uint64		origin_mark;	/* highest mark replayed from its WAL */
 	UidgenIdentity vouched;		/* the server IDs were issued by */

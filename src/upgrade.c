@@ -133,14 +133,8 @@ upgrade_receive(const char *handoff, const struct stat *run_start)
 				 errhint("If the old cluster issued IDs with uidgen, give it uidgen in \"shared_preload_libraries\" and uidgen 0.2.0 or later before running pg_upgrade.")));
 		return;
 	}
-	/*
-	 * A new cluster, not a copy of the old one: vouch for it at start-up.
-	 * The incarnation stays: pg_upgrade keeps the tables, and a new one
-	 * would make every block sequence skip ahead (failover.c).
-	 */
-	old.vouched.sysid = 0;
-	old.vouched.dir_ino = 0;
-	old.vouched.timeline = 0;
+	/* a new cluster, not a copy of the old one: vouch for it at start-up */
+	memset(&old.vouched, 0, sizeof(old.vouched));
 	if (have_own)
 	{
 		old.hwm = Max(old.hwm, own.hwm);
