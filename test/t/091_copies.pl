@@ -286,6 +286,13 @@ $clone->append_conf('postgresql.conf', 'uidgen.worker_id = 3');
 $clone->start;
 generate($clone, q{SELECT 's', snowflake_next() FROM generate_series(1, 2000)});
 check_blocks_fenced($clone, '(b) clone with worker id 3');
+# Taken over (the original declared gone; it handed out blocks after the
+# clone was made): the clone's block sequences skip ahead before they serve.
+$clone->safe_psql('postgres', 'SELECT uidgen_take_over()');
+is(uidgen_status($clone)->{block_sequences_fenced}, 'f',
+	'(b) clone taken over: its block sequences are no longer fenced');
+generate_settled_blocks($clone, q{SELECT 'b', * FROM seq_reserve_block('blocks', 10)}) for 1 .. 10;
+check_settled_blocks('(b) clone after uidgen_take_over()');
 check_own_status($orig, '(b) original', 1);
 check_repeats('(b) clone');
 $clone->stop;

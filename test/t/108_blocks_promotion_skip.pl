@@ -92,14 +92,19 @@ sub overlap
 }
 
 # A streaming (asynchronous) standby of $upstream, caught up, with extra
-# settings.
+# settings, and a worker id of its own, as every member of a replication
+# cluster has (a copy with its origin's worker id refuses block sequences
+# until uidgen_take_over(): 091_copies.pl).
+my $last_worker_id = 0;
 sub make_standby
 {
     my ($name, $upstream, $conf) = @_;
     $upstream->backup("bk_$name");
     my $node = PostgreSQL::Test::Cluster->new($name);
     $node->init_from_backup($upstream, "bk_$name", has_streaming => 1);
-    $node->append_conf('postgresql.conf', $conf // '');
+    $last_worker_id++;
+    $node->append_conf('postgresql.conf',
+        "uidgen.worker_id = $last_worker_id\n" . ($conf // ''));
     $node->start;
     $upstream->wait_for_catchup($node);
     return $node;
