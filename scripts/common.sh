@@ -17,7 +17,9 @@ RUN_AS=${UIDGEN_RUN_AS:-postgres}
 # patroni and etcd-server: test/t/130_patroni.pl runs its own etcd and
 # Patronis on free ports above 49152, so the etcd service the package may
 # start (on a host with systemd; the matrix's roots deny it) is no obstacle.
-TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync patroni etcd-server)
+# python3-etcd is named because patroni depends on it or on another store's
+# client, and apt without recommends may pick the other (trixie, sid).
+TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync patroni python3-etcd etcd-server)
 # What scripts/package.sh needs besides: the Debian package's build
 # dependencies (debian/control.in), dpkg-buildpackage and lintian.
 PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
