@@ -378,7 +378,7 @@ statefile_check_usable(UidgenShared *s)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
 				 errdetail("pg_upgrade ran without handing over uidgen's state, so new IDs could repeat the old cluster's."),
-				 errhint("Stop the server, copy the file \"%s\" from the old cluster's data directory into this one, and start the server. If the old cluster never issued IDs with uidgen, remove the file instead.",
+				 errhint("Stop the server, copy the file \"%s\" from the old cluster's data directory into this one, start the server and run SELECT uidgen_take_over(). If the old cluster never issued IDs with uidgen, remove the file instead.",
 						 UIDGEN_STATE_FILE)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),

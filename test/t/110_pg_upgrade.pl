@@ -168,7 +168,11 @@ $lost->append_conf('postgresql.conf', "uidgen.epoch = '2024-01-01 00:00:00+00'\n
 copy($old->data_dir . '/uidgen.state', $lost->data_dir . '/uidgen.state')
   or die "copy: $!";
 $lost->start;
-is(uidgen_status($lost)->{state}, 'ok', 'with the old state file, state is ok');
+# (another cluster's state file: a copy, with its worker id, until taken over)
+is(uidgen_status($lost)->{copy_reason}, 'system identifier',
+	'with the old state file, the new cluster is a copy of the old one');
+$lost->safe_psql('postgres', 'SELECT uidgen_take_over()');
+is(uidgen_status($lost)->{state}, 'ok', 'with the old state file and a take-over, state is ok');
 my $id = $lost->safe_psql('postgres', 'SELECT snowflake_next()');
 ok($id > $old_id, 'and IDs are above the old cluster\'s');
 $lost->stop;
