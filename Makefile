@@ -29,6 +29,13 @@ OBJS = \
 	src/seqrow.o \
 	src/upgrade.o
 
+# A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has
+# crash points (src/crashpoint.h); a production build has no trace of them.
+ifdef UIDGEN_CRASH_POINTS
+OBJS += src/crashpoint.o
+PG_CPPFLAGS += -DUIDGEN_CRASH_POINTS
+endif
+
 # Install scripts (pgvector's pattern): the current version's, every
 # update script, and 0.1.0's, which test/t/120_extension_update.pl installs
 # and updates.
@@ -45,7 +52,7 @@ ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollba
 	blocks_table_lock
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
-PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)
 # the lease worker reaches the worker id registry with libpq (as dblink and
 # postgres_fdw do)
 SHLIB_LINK_INTERNAL = $(libpq)

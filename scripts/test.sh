@@ -10,6 +10,8 @@ source "$(dirname "$0")/common.sh"
 
 require_root
 install_packages
+# A test build: uidgen's crash points (src/crashpoint.h) are compiled in.
+export UIDGEN_CRASH_POINTS=1
 # The pg_upgrade test (test/t/110_pg_upgrade.pl) upgrades from the older
 # major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
 [ -z "${UIDGEN_UPGRADE_FROM:-}" ] || build_and_install "$UIDGEN_UPGRADE_FROM/bin/pg_config"

@@ -203,16 +203,16 @@ clock_raise(UidgenShared *s, uint64 floor)
 }
 
 /*
- * After recovery (a promoted standby, a restored backup), jump past every
- * tick the original server could have issued: above "floor" (its last mark
- * replayed from WAL), and uidgen.max_clock_drift ahead of this server's
- * wall clock, as the original's clock ran at most that far ahead.  The
- * caller holds UidgenShared->lock.
+ * After recovery (a promoted standby, a restored backup), the floor to jump
+ * past every tick the original server could have issued: above "origin"
+ * (its last mark replayed from WAL), and uidgen.max_clock_drift ahead of
+ * this server's wall clock, as the original's clock ran at most that far
+ * ahead.
  */
-void
-clock_rebase(UidgenShared *s, uint64 floor)
+uint64
+clock_rebase_floor(uint64 origin)
 {
-	clock_raise(s, Max(clock_wall_ticks(true) + uidgen_drift_ticks(), floor));
+	return Max(clock_wall_ticks(true) + uidgen_drift_ticks(), origin);
 }
 
 /* Sleep briefly until real time has caught up by "gap" ticks. */

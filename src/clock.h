@@ -21,6 +21,6 @@ extern uint64 clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule,
 						 bool precise);
 extern void clock_observe(UidgenShared *s, uint64 logical);
 extern void clock_raise(UidgenShared *s, uint64 floor);
-extern void clock_rebase(UidgenShared *s, uint64 floor);
+extern uint64 clock_rebase_floor(uint64 origin);
 
 #endif							/* UIDGEN_CLOCK_H */

@@ -50,41 +50,61 @@
 
 #include "clock.h"
 #include "copies.h"
+#include "crashpoint.h"
 #include "identity.h"
 #include "statefile.h"
 
 PG_FUNCTION_INFO_V1(uidgen_take_over);
 
-/* Vouch for this server: it issues IDs in its own right from now on. */
+/* Vouch for this server in "d": it issues IDs in its own right from then on. */
 static void
-copies_vouch(UidgenShared *s)
+copies_vouch(StateFileData *d)
 {
-	if (s->problem == UIDGEN_STATE_COPY)
-		s->problem = UIDGEN_STATE_OK;
-	s->copy_reason = UIDGEN_COPY_NONE;
-	s->origin_worker = -1;
-	identity_current(&s->vouched);
+	d->copy_reason = UIDGEN_COPY_NONE;
+	d->origin_worker = -1;
+	identity_current(&d->vouched);
 }
 
 /*
- * A copy with its origin's worker id refuses; any other is settled, and so
- * is every copy that leases its worker id from a registry (it never shares
- * its origin's: its lease is its own).
+ * Settle the copy "d" describes: true if it must refuse, as a copy with its
+ * origin's worker id (its block sequences stay fenced); otherwise vouch for
+ * it, and for every copy that leases its worker id from a registry (it
+ * never shares its origin's: its lease is its own).
+ */
+static bool
+copies_settle(StateFileData *d)
+{
+	if (d->copy_reason == UIDGEN_COPY_NONE)
+		return false;
+	if (!uidgen_registry_on && d->origin_worker >= 0 &&
+		d->origin_worker == uidgen_settings.worker_id)
+	{
+		d->blocks_fenced = true;
+		return true;
+	}
+	copies_vouch(d);
+	return false;
+}
+
+/*
+ * Publish "d", already durable (statefile_commit()), in shared memory:
+ * what a copy may do first, and only then that recovery has ended, so that
+ * a generator that sees the end of recovery sees the rest.
  */
 static void
-copies_settle(UidgenShared *s)
+copies_publish(UidgenShared *s, const StateFileData *d, bool refused)
 {
-	if (s->copy_reason == UIDGEN_COPY_NONE)
-		return;
-	if (!uidgen_registry_on && s->origin_worker >= 0 &&
-		s->origin_worker == uidgen_settings.worker_id)
-	{
-		if (s->problem == UIDGEN_STATE_OK)
-			s->problem = UIDGEN_STATE_COPY;
-		s->blocks_fenced = true;
-		return;
-	}
-	copies_vouch(s);
+	s->vouched = d->vouched;
+	s->copy_reason = (UidgenCopyReason) d->copy_reason;
+	s->origin_worker = d->origin_worker;
+	s->takeovers = d->takeovers;
+	s->blocks_fenced = d->blocks_fenced;
+	if (refused && s->problem == UIDGEN_STATE_OK)
+		s->problem = UIDGEN_STATE_COPY;
+	else if (!refused && s->problem == UIDGEN_STATE_COPY)
+		s->problem = UIDGEN_STATE_OK;
+	pg_write_barrier();
+	s->rebase_pending = d->rebase_pending;
 }
 
 /*
@@ -97,32 +117,39 @@ void
 copies_start(UidgenShared *s)
 {
 	UidgenCopyReason found;
+	StateFileData d;
+	bool		refused = false;
 
 	if (s->problem == UIDGEN_STATE_CORRUPT)
 		return;
-	found = identity_copy_at_start(&s->vouched);
-	if (found == UIDGEN_COPY_NONE && s->copy_reason == UIDGEN_COPY_NONE)
+	statefile_fill(s, &d, pg_atomic_read_u64(&s->hwm));
+	found = identity_copy_at_start(&d.vouched);
+	if (found == UIDGEN_COPY_NONE && d.copy_reason == UIDGEN_COPY_NONE)
 	{
-		s->origin_worker = -1;
-		if (s->vouched.sysid != 0)
+		d.origin_worker = -1;
+		if (d.vouched.sysid != 0)
+		{
+			copies_publish(s, &d, false);
 			return;
+		}
 		/* first start, 0.1.0's state file, or just upgraded: vouch for this server */
-		identity_current(&s->vouched);
+		identity_current(&d.vouched);
 	}
-	else if (s->copy_reason == UIDGEN_COPY_NONE)
+	else if (d.copy_reason == UIDGEN_COPY_NONE)
 	{
-		s->copy_reason = found;
+		d.copy_reason = found;
 		if (found != UIDGEN_COPY_STANDBY)
 		{
-			s->blocks_fenced = true;
+			d.blocks_fenced = true;
 			ereport(LOG,
 					(errmsg("uidgen found that this data directory is a copy"),
 					 errdetail("%s", identity_reason_detail(found))));
 		}
 	}
-	if (!s->rebase_pending)
-		copies_settle(s);
-	statefile_save(s, ERROR);
+	if (!d.rebase_pending)
+		refused = copies_settle(&d);
+	statefile_commit(s, &d, 0);
+	copies_publish(s, &d, refused);
 }
 
 /*
@@ -148,11 +175,20 @@ copies_check_stream(void)
 				 errhint("Snowflake IDs are still unique if this server has its own uidgen.worker_id. Synchronous replication makes sure a promoted standby has the last mark.")));
 }
 
-/* Recovery has ended: move the clocks past the original server, settle the copy. */
+/*
+ * Recovery has ended: move the clocks past the original server and settle
+ * the copy, in one durable step (statefile_commit()) before any generator
+ * can use it.  The end of a copy's recovery counts in the skip key of block
+ * sequences (copies_skip_key()), as a take-over does, so that a standby
+ * turned into a primary without a new timeline (its signal file removed)
+ * skips ahead too.
+ */
 void
 copies_end_recovery(UidgenShared *s)
 {
 	uint64		origin;
+	StateFileData d;
+	bool		refused;
 
 	if (RecoveryInProgress())
 		return;
@@ -161,11 +197,16 @@ copies_end_recovery(UidgenShared *s)
 	{
 		origin = pg_atomic_read_u64(&s->origin_mark);
 		copies_check_stream();
-		clock_rebase(s, origin);
-		s->rebase_pending = false;
-		copies_settle(s);
+		statefile_fill(s, &d, 0);
+		d.rebase_pending = false;
+		if (d.copy_reason != UIDGEN_COPY_NONE)
+			d.takeovers++;
+		refused = copies_settle(&d);
 		if (s->problem != UIDGEN_STATE_CORRUPT)
-			statefile_save(s, ERROR);
+			statefile_commit(s, &d, clock_rebase_floor(origin));
+		else
+			clock_raise(s, clock_rebase_floor(origin));
+		copies_publish(s, &d, refused);
 		ereport(LOG,
 				(errmsg("uidgen moved its clocks past the former primary after recovery"),
 				 errdetail("IDs issued from now on are above the last high-water mark replayed from WAL (%llu ms after the Unix epoch) and uidgen.max_clock_drift (%d ms) ahead of the system clock.",
@@ -176,39 +217,43 @@ copies_end_recovery(UidgenShared *s)
 }
 
 /*
- * Keeper: keep the mark replayed from the primary durable, and take up the
- * timeline once recovery is over.  A timeline other than the one vouched
- * for, with no recovery in between, means the directory was copied from a
- * server that had moved on.
+ * Keeper: keep the mark replayed from the primary durable (redo saves it
+ * too, walmark.c), and take up the timeline once recovery is over.  A
+ * timeline other than the one vouched for, with no recovery in between,
+ * means the directory was copied from a server that had moved on: that is
+ * a copy, refused with its own worker id as its origin's.
  */
 void
 copies_refresh(UidgenShared *s)
 {
 	TimeLineID	tli;
-	bool		save;
+	StateFileData d;
 
 	if (s->problem == UIDGEN_STATE_CORRUPT)
 		return;
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	save = pg_atomic_read_u64(&s->origin_mark) != s->origin_mark_saved;
 	if (!RecoveryInProgress() && !s->rebase_pending &&
 		s->copy_reason == UIDGEN_COPY_NONE &&
 		s->vouched.timeline != (tli = GetWALInsertionTimeLine()))
 	{
-		if (s->vouched.timeline != 0)
+		statefile_fill(s, &d, 0);
+		if (d.vouched.timeline != 0)
 		{
-			s->copy_reason = UIDGEN_COPY_TIMELINE;
-			s->origin_worker = uidgen_settings.worker_id;
+			d.copy_reason = UIDGEN_COPY_TIMELINE;
+			d.origin_worker = uidgen_settings.worker_id;
 			ereport(LOG,
 					(errmsg("uidgen found that this data directory is a copy"),
 					 errdetail("%s", identity_reason_detail(UIDGEN_COPY_TIMELINE))));
-			copies_settle(s);
 		}
 		else
-			s->vouched.timeline = tli;
-		save = true;
+			d.vouched.timeline = tli;
+		/* refuse in memory first: nothing may use what is not durable yet */
+		if (copies_settle(&d) && s->problem == UIDGEN_STATE_OK)
+			s->problem = UIDGEN_STATE_COPY;
+		statefile_commit(s, &d, 0);
+		copies_publish(s, &d, s->problem == UIDGEN_STATE_COPY);
 	}
-	if (save)
+	else if (pg_atomic_read_u64(&s->origin_mark) != s->origin_mark_saved)
 		statefile_save(s, ERROR);
 	LWLockRelease(s->lock);
 }
@@ -268,6 +313,7 @@ Datum
 uidgen_take_over(PG_FUNCTION_ARGS)
 {
 	UidgenShared *s = shmem_get();
+	StateFileData d;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -284,11 +330,14 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 				(errmsg("this server is not a copy: there is no worker id to take over")));
 		PG_RETURN_VOID();
 	}
-	clock_rebase(s, pg_atomic_read_u64(&s->origin_mark));
-	copies_vouch(s);
-	s->blocks_fenced = false;
-	s->takeovers++;
-	statefile_save(s, ERROR);
+	statefile_fill(s, &d, 0);
+	copies_vouch(&d);
+	d.blocks_fenced = false;
+	d.takeovers++;
+	CRASH_POINT("takeover-before-commit");
+	statefile_commit(s, &d, clock_rebase_floor(pg_atomic_read_u64(&s->origin_mark)));
+	CRASH_POINT("takeover-after-commit");
+	copies_publish(s, &d, false);
 	LWLockRelease(s->lock);
 	ereport(LOG,
 			(errmsg("uidgen took over the ID space of the server this data directory was copied from"),

@@ -186,8 +186,9 @@ lease_refuse(UidgenShared *s)
 	else
 		appendStringInfo(&detail, "The registry last confirmed the lease on worker id %d at %s.",
 						 worker, timestamptz_to_str(confirmed));
+	/* the server log has libpq's message: it may name the registry's host and user */
 	if (error[0] != '\0')
-		appendStringInfo(&detail, " The last attempt failed: %s.", error);
+		appendStringInfoString(&detail, " The last attempt to reach the registry failed; the server log says why.");
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("uidgen holds no lease on a worker id"),

@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "copies.h"
+#include "crashpoint.h"
 #include "lease.h"
 #include "shmem.h"
 #include "layout.h"
@@ -53,12 +54,21 @@ snowflake_check_state(UidgenShared *s)
 				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
 				 errdetail("%s", layout_settings_detail(&s->recorded)),
 				 errhint("To start a new ID space on purpose, stop the server and remove the file \"uidgen.state\" from the data directory; IDs may then repeat.")));
-	if (unlikely(s->rebase_pending) && RecoveryInProgress())
+	/*
+	 * One test of the flag, then the end of recovery settled here if it is
+	 * due: a promotion between a test of recovery and a test of the flag
+	 * would let a tick through on the clock from before the rebase.
+	 */
+	if (unlikely(s->rebase_pending))
+		copies_end_recovery(s);
+	if (unlikely(s->rebase_pending))
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby shares its primary's uidgen.worker_id, so its IDs could collide with the primary's."),
 				 errhint("Generate IDs on the primary; a standby generates them once it is promoted.")));
+	/* copies_publish() wrote problem before it cleared rebase_pending */
+	pg_read_barrier();
 	if (unlikely(s->problem == UIDGEN_STATE_COPY))
 		copies_refuse(s);
 }
@@ -96,7 +106,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 	int64		id;
 	UidgenProcCounters *mine;
 
-	copies_guard(s);
+	CRASH_POINT("snowflake-before-check");
 	snowflake_check_state(s);
 	if (likely(!uidgen_registry_on))
 	{

@@ -42,7 +42,9 @@
 #include "storage/proc.h"
 
 #include "compat.h"
+#include "crashpoint.h"
 #include "layout.h"
+#include "lease.h"
 #include "statefile.h"
 #include "walmark.h"
 
@@ -264,28 +266,78 @@ statefile_write_at(const char *path, StateFileData *d, int elevel)
 	return durable_rename(tmp, path, elevel) == 0;
 }
 
+/* Fill "d" with the state shared memory holds, under mark "hwm". */
+void
+statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm)
+{
+	memset(d, 0, sizeof(*d));
+	d->hwm = hwm;
+	d->settings = s->recorded;
+	d->rebase_pending = s->rebase_pending;
+	d->upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
+	d->copy_reason = (uint8) s->copy_reason;
+	d->blocks_fenced = s->blocks_fenced;
+	d->takeovers = s->takeovers;
+	d->origin_worker = s->origin_worker;
+	d->origin_mark = pg_atomic_read_u64(&s->origin_mark);
+	d->vouched = s->vouched;
+}
+
+/* Write this server's file durably from "d"; false (after elevel) on failure. */
+static bool
+statefile_write_data(UidgenShared *s, StateFileData *d, int elevel)
+{
+	d->saved_at = clock_save_time(s);
+	if (!statefile_write_at(UIDGEN_STATE_FILE, d, elevel))
+		return false;
+	s->origin_mark_saved = d->origin_mark;
+	return true;
+}
+
 /* Write this server's file durably with a new mark; false (after elevel) on failure. */
 static bool
 statefile_write(UidgenShared *s, uint64 hwm, int elevel)
 {
 	StateFileData d;
 
-	memset(&d, 0, sizeof(d));
-	d.hwm = hwm;
-	d.saved_at = clock_save_time(s);
-	d.settings = s->recorded;
-	d.rebase_pending = s->rebase_pending;
-	d.upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
-	d.copy_reason = (uint8) s->copy_reason;
-	d.blocks_fenced = s->blocks_fenced;
-	d.takeovers = s->takeovers;
-	d.origin_worker = s->origin_worker;
-	d.origin_mark = pg_atomic_read_u64(&s->origin_mark);
-	d.vouched = s->vouched;
-	if (!statefile_write_at(UIDGEN_STATE_FILE, &d, elevel))
-		return false;
-	s->origin_mark_saved = d.origin_mark;
-	return true;
+	statefile_fill(s, &d, hwm);
+	return statefile_write_data(s, &d, elevel);
+}
+
+/* The worker id IDs are issued under now, for the mark's WAL record; -1 if none. */
+static int32
+statefile_worker_in_force(UidgenShared *s)
+{
+	return uidgen_registry_on ? lease_worker_id(s) : uidgen_settings.worker_id;
+}
+
+/*
+ * A transition of copies.c (end of recovery, take-over, a copy settled):
+ * make "d", the state it leads to, durable with a mark that covers "floor",
+ * before anything can use it.  In this order: the state file (fsync and
+ * rename); on a primary, the mark's WAL record, flushed; then the mark and
+ * the clocks above "floor" in shared memory.  The caller publishes d's
+ * fields in shared memory after this returns, and holds the lock
+ * exclusively throughout.  On failure (ERROR) nothing has changed in
+ * shared memory, and the file holds the old state or the new one.
+ */
+void
+statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
+{
+	uint64		mark = Max(pg_atomic_read_u64(&s->hwm), floor + STATE_WINDOW);
+
+	d->hwm = mark;
+	CRASH_POINT("commit-before-file");
+	(void) statefile_write_data(s, d, ERROR);
+	CRASH_POINT("commit-after-file");
+	if (IsUnderPostmaster && !RecoveryInProgress())
+	{
+		walmark_log(mark, statefile_worker_in_force(s));
+		CRASH_POINT("commit-after-wal");
+	}
+	pg_atomic_write_u64(&s->hwm, mark);
+	pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	clock_raise(s, floor);
 }
 
 /* Write the file again with the mark in force (caller holds the lock). */
@@ -326,9 +378,13 @@ statefile_advance(UidgenShared *s, uint64 tick)
 
 		Assert(mark > pg_atomic_read_u64(&s->hwm));
 		(void) statefile_write(s, mark, ERROR);
+		CRASH_POINT("mark-after-file");
 		/* standbys learn it before any tick above the old mark is used */
 		if (!RecoveryInProgress())
-			walmark_log(mark, uidgen_settings.worker_id);
+		{
+			walmark_log(mark, statefile_worker_in_force(s));
+			CRASH_POINT("mark-after-wal");
+		}
 		pg_atomic_write_u64(&s->hwm, mark);
 		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
 	}

@@ -52,6 +52,8 @@ extern uint64 statefile_load(UidgenShared *s, uint64 *saved_at);
 extern void statefile_cover(UidgenShared *s, uint64 tick);
 extern void statefile_refresh(UidgenShared *s);
 extern void statefile_save(UidgenShared *s, int elevel);
+extern void statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm);
+extern void statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor);
 extern void statefile_check_usable(UidgenShared *s);
 
 /*

@@ -25,6 +25,7 @@
 
 #include "blocks.h"
 #include "compat.h"
+#include "crashpoint.h"
 #include "keeper.h"
 #include "lease.h"
 #include "shmem.h"
@@ -263,6 +264,9 @@ _PG_init(void)
 
 	define_settings();
 	blocks_define_settings();
+#ifdef UIDGEN_CRASH_POINTS
+	crashpoint_define_settings();
+#endif
 	MarkGUCPrefixReserved("uidgen");
 
 	check_configured("uidgen.worker_id", raw_worker_id, uidgen_settings.worker_id);

@@ -11,7 +11,7 @@
  * transaction that stores an ID commits after the mark's record in WAL,
  * so its commit, once confirmed, has brought the mark to the standby too.  A standby, and a server restoring a backup,
  * replay the record into shared memory (origin_mark, origin_worker, under
- * UidgenShared->lock); the keeper makes it durable in the state file.  At
+ * UidgenShared->lock) and make it durable in the state file at once.  At
  * the end of recovery copies.c moves the clocks above that mark, so a
  * promoted standby issues IDs above every ID its primary could have issued
  * before the last mark it replayed, whatever the two clocks say.
@@ -32,7 +32,9 @@
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 
+#include "crashpoint.h"
 #include "shmem.h"
+#include "statefile.h"
 #include "walmark.h"
 
 #define XLOG_UIDGEN_MARK 0x00
@@ -60,7 +62,12 @@ walmark_log(uint64 mark, int32 worker_id)
 	XLogFlush(lsn);
 }
 
-/* Replay: remember the mark and who wrote it, if this server is a copy. */
+/*
+ * Replay: remember the mark and who wrote it, if this server is a copy, and
+ * make it durable in the state file before replay goes on: a restartpoint
+ * past this record would otherwise leave a crash that follows with an
+ * older mark than the primary's (replay restarts after the record).
+ */
 static void
 walmark_redo(XLogReaderState *record)
 {
@@ -69,14 +76,25 @@ walmark_redo(XLogReaderState *record)
 
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_UIDGEN_MARK)
 		elog(PANIC, "uidgen redo: unknown op code %u", XLogRecGetInfo(record));
+	if (XLogRecGetDataLen(record) != sizeof(xl_uidgen_mark))
+		ereport(PANIC,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("uidgen redo: mark record of %u bytes, expected %zu",
+						XLogRecGetDataLen(record), sizeof(xl_uidgen_mark)),
+				 errdetail("The record was not written by this version of uidgen, or the WAL is damaged.")));
 	if (s == NULL)
 		return;
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (s->copy_reason != UIDGEN_COPY_NONE)
+	if (s->copy_reason != UIDGEN_COPY_NONE &&
+		(rec->mark > pg_atomic_read_u64(&s->origin_mark) ||
+		 rec->worker_id != s->origin_worker))
 	{
 		if (rec->mark > pg_atomic_read_u64(&s->origin_mark))
 			pg_atomic_write_u64(&s->origin_mark, rec->mark);
 		s->origin_worker = rec->worker_id;
+		CRASH_POINT("redo-mark-before-file");
+		if (s->problem != UIDGEN_STATE_CORRUPT)
+			statefile_save(s, ERROR);
 	}
 	LWLockRelease(s->lock);
 }

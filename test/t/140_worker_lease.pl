@@ -154,13 +154,18 @@ my $err = '';
 wait_until(
 	sub {
 		$err = psql_error($x, 'SELECT snowflake_next()');
-		return $err =~ /last attempt failed/;
+		return $err =~ /last attempt to reach the registry failed/;
 	});
 like($err, qr/ERROR:\s+55000: uidgen holds no lease on a worker id/,
 	'without a registry, snowflake_next() fails with 55000');
 like($err,
-	qr/DETAIL:\s+The registry has not granted this server a lease since it started\. The last attempt failed: could not connect to the registry/,
-	'the detail says no lease was ever granted, and why');
+	qr/DETAIL:\s+The registry has not granted this server a lease since it started\. The last attempt to reach the registry failed; the server log says why\./,
+	'the detail says no lease was ever granted, and where to read why');
+unlike($err, qr/could not connect|port=1|dbname/,
+	'and shows callers nothing of the registry\'s connection');
+like(slurp_file($x->logfile),
+	qr/uidgen could not obtain a worker id lease from the registry: could not connect to the registry/,
+	'the server log has libpq\'s message');
 like($err,
 	qr/HINT:\s+Check that the registry in uidgen.worker_id_registry is reachable; generation resumes when the lease is renewed\./,
 	'the hint names the setting');
