@@ -22,7 +22,9 @@
  * out, each block is one nextval(), after a check against max_value that
  * records exhaustion in the row like for strategy 'table'.  The WAL record
  * that covers the values (nextval() logs 32 ahead, and then the transaction
- * commits without flushing anything) is flushed before the commit.
+ * commits without flushing anything) is flushed before the commit
+ * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
+ * allocworker.c has the order of a round).
  *
  * The statements are schema-qualified (the worker's search_path holds only
  * pg_catalog), prepared once and kept until a round fails.
@@ -51,6 +53,7 @@
 
 #include "allocator.h"
 #include "allocsql.h"
+#include "crashpoint.h"
 
 /* The extension and its schema; the prepared statements. */
 static Oid	plan_ext = InvalidOid;
@@ -473,6 +476,7 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 			r->last = first + (block_size - 1);
 		}
 		/* durable before the commit hands the blocks out */
+		CRASH_POINT("alloc-before-sequence-flush");
 		alloc_sequence_flush(seqoid);
 	}
 	if (!changed)

@@ -14,8 +14,23 @@
  * is durable before anyone sees it: neither a caller's rollback nor a
  * crash can hand it out twice.  A serialization failure, deadlock or SKIP
  * LOCKED race retries the whole transaction; any other error is reported
- * to every requester of the round.  The worker exits after uidgen.allocator_idle_timeout without
- * work, or when its database is dropped.
+ * to every requester of the round.  The worker exits after
+ * uidgen.allocator_idle_timeout without work, or when its database is
+ * dropped.
+ *
+ * What is durable before what, in one round (crash points in quotes):
+ *	1. the round's UPDATEs of id_sequences, nextval()s with their WAL flushed
+ *	   (allocsql.c) and a skip (failover.c), in its open transaction
+ *	   "alloc-before-commit"
+ *	2. the commit, flushed before CommitTransactionCommand() returns
+ *	   "alloc-after-commit"
+ *	3. the skip key known to be committed, in memory (failover_end_round())
+ *	   "alloc-before-answer"
+ *	4. the ranges answered to the waiting backends (allocator_answer())
+ *	   "alloc-before-cache-deliver"
+ *	5. the refills stored in the seq_next() cache (blockcache_deliver())
+ * A crash before 2 undoes the round, whose ranges nobody has seen; a crash
+ * after it loses ranges that nobody will see: gaps, never repeats.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -44,6 +59,7 @@
 #include "allocworker.h"
 #include "blockcache.h"
 #include "compat.h"
+#include "crashpoint.h"
 #include "failover.h"
 
 /* Wait event of an idle allocator (compat.h). */
@@ -150,7 +166,9 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 		SPI_finish();
 		PopActiveSnapshot();
 		/* durable before anyone sees it (synchronous_commit is on) */
+		CRASH_POINT("alloc-before-commit");
 		CommitTransactionCommand();
+		CRASH_POINT("alloc-after-commit");
 		failover_end_round(true);
 	}
 	PG_CATCH();
@@ -198,7 +216,9 @@ alloc_serve(AllocWork *works, int nworks, MemoryContext errcxt)
 static void
 alloc_deliver(AllocWork *works, int nworks)
 {
+	CRASH_POINT("alloc-before-answer");
 	allocator_answer(works, nworks);
+	CRASH_POINT("alloc-before-cache-deliver");
 	for (int i = 0; i < nworks; i++)
 		if (works[i].for_cache)
 			blockcache_deliver(&works[i]);

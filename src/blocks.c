@@ -11,6 +11,21 @@
  * so the caller's search_path, isolation level and open transaction do not
  * matter to them.
  *
+ * What is durable before what, for a caller (crash points in quotes):
+ *	1. the range committed by the allocator (allocworker.c's table)
+ *	2. seq_reserve_block(): the range answered to this backend
+ *	   "reserve-before-return"
+ *	3. the range returned to the client
+ * and for seq_next(), whose blocks are refills committed the same way:
+ *	1. the refill committed, then stored in the shared cache (blockcache.c)
+ *	2. one ID taken from the cache (under the entry's mutex)
+ *	   "next-before-return"
+ *	3. the ID returned to the client
+ * Everything after 1 is in memory: a crash loses it, a gap.
+ * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
+ * transaction, with the row locked FOR UPDATE (which keeps the allocator
+ * off it): one commit, nothing to order.
+ *
  * Locking: the shared state lives in allocator.c and blockcache.c, and
  * their locks are described there; the LWLock tranche "uidgen blocks"
  * holds both locks.
@@ -42,6 +57,7 @@
 #include "blockcache.h"
 #include "blocks.h"
 #include "copies.h"
+#include "crashpoint.h"
 #include "failover.h"
 #include "outcome.h"
 #include "seqrow.h"
@@ -169,6 +185,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	allocator_reserve(name, n, &res);
 	if (res.outcome != ALLOC_OK)
 		outcome_raise(name, &res);
+	CRASH_POINT("reserve-before-return");
 
 	/* the executor has built the result type already: do not build it again */
 	InitMaterializedSRF(fcinfo,
@@ -184,9 +201,12 @@ Datum
 seq_next(PG_FUNCTION_ARGS)
 {
 	char	   *name = blocks_name_arg(fcinfo);
+	int64		id;
 
 	blocks_check_callable("seq_next()");
-	PG_RETURN_INT64(blockcache_next(name, fcinfo->flinfo->fn_oid));
+	id = blockcache_next(name, fcinfo->flinfo->fn_oid);
+	CRASH_POINT("next-before-return");
+	PG_RETURN_INT64(id);
 }
 
 /* The value of column "name" of a row of id_sequences, or NULL. */

@@ -25,6 +25,16 @@
  * take-overs times 2^32 (copies_skip_key()), which is the timeline alone
  * on a server never taken over.
  *
+ * What is durable before what (crash points in quotes), all in the round's
+ * transaction (allocworker.c):
+ *	1. the rows of id_sequences skipped ahead (setval() of native
+ *	   sequences, not transactional, is logged: at worst a larger gap)
+ *	   "skip-after-update"
+ *	2. the key recorded in id_sequences_timeline  "skip-after-record"
+ *	3. the round's blocks, then the commit  "skip-after-commit"
+ *	4. failover_verified set, in memory: later rounds skip no more
+ * A crash before 3 leaves the old key recorded: the next round skips again.
+ *
  * The allocator keeps the timeline it last saw committed in a static and
  * compares it with the server's insert timeline at the start of each
  * round, so the table is read once per allocator process.  Like the round,
@@ -58,6 +68,7 @@
 
 #include "allocsql.h"
 #include "copies.h"
+#include "crashpoint.h"
 #include "failover.h"
 
 #define FAILOVER_TABLE "id_sequences_timeline"
@@ -419,7 +430,9 @@ failover_prepare_round(AllocWork *works, int nworks)
 			failover_skip_tables(ids, skip);
 			failover_skip_sequences(ids, skip);
 		}
+		CRASH_POINT("skip-after-update");
 		failover_record(tl, key);
+		CRASH_POINT("skip-after-record");
 		failover_done.made = true;
 		failover_done.known = known;
 		failover_done.recorded = recorded;
@@ -436,6 +449,8 @@ failover_prepare_round(AllocWork *works, int nworks)
 void
 failover_end_round(bool committed)
 {
+	if (committed && failover_done.made)
+		CRASH_POINT("skip-after-commit");
 	if (committed && failover_pending != 0)
 		failover_verified = failover_pending;
 	if (committed && failover_done.made)

@@ -22,6 +22,25 @@
  * two servers never issue the same ID with the same worker id, even if
  * timing assumptions fail.
  *
+ * What is durable before what (crash points in quotes; "published" is in
+ * shared memory, which a crash discards with the lease: the next server
+ * life has a new holder name and must claim again):
+ *	claim:	 1. the registry row (holder, expiry) committed on the registry
+ *			 "lease-claim-after-registry"
+ *			 2. the clocks raised above the row's id_bound, lease_held set
+ *			 "lease-claim-after-raise"
+ *			 3. the first renewal, below (no ID is issued before it)
+ *	renewal: 1. expiry and id_bound raised, committed on the registry
+ *			 "lease-renew-after-registry"
+ *			 2. lease_bound, then the lease word published; IDs issued
+ *			 "lease-renew-after-publish"
+ *	release: 1. the lease word cleared: no more IDs
+ *			 "lease-release-before-registry"
+ *			 2. expiry = now() and id_bound = the last tick, committed
+ * No ID is issued above a bound the registry has committed, and a lease
+ * left behind by a crash stays the dead holder's until the registry's clock
+ * expires it; whoever claims it then starts above its id_bound.
+ *
  * Locking: lease (deadline and worker id in one word) and lease_bound are
  * written by the lease worker alone and read without a lock: the bound
  * before the word that makes it valid, the word cleared before another
@@ -52,6 +71,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "crashpoint.h"
 #include "lease.h"
 #include "registry.h"
 #include "timeconv.h"
@@ -282,10 +302,12 @@ lease_claim(UidgenShared *s)
 	if (outcome != REGISTRY_OK)
 		return false;
 
+	CRASH_POINT("lease-claim-after-registry");
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	clock_raise(s, Max(floor, clock_latest(s)));
 	s->lease_held = worker;
 	LWLockRelease(s->lock);
+	CRASH_POINT("lease-claim-after-raise");
 	next_renewal = 0;
 	ereport(LOG,
 			(errcode(ERRCODE_SUCCESSFUL_COMPLETION),
@@ -381,7 +403,9 @@ lease_renew(UidgenShared *s)
 		lease_lose(s, worker, holder);
 		return LEASE_LOST;
 	}
+	CRASH_POINT("lease-renew-after-registry");
 	lease_publish(s, worker, sent, confirmed);
+	CRASH_POINT("lease-renew-after-publish");
 	next_renewal = sent + UIDGEN_MS_TO_TICKS(lease_period_ms());
 	return LEASE_RENEWED;
 }
@@ -428,6 +452,7 @@ lease_release(UidgenShared *s)
 	pg_atomic_write_u64(&s->lease, 0);
 	pg_memory_barrier();
 	last = clock_latest(s);
+	CRASH_POINT("lease-release-before-registry");
 	if (registry_release(worker, s->lease_holder, last, lease_timeout_ms()) == REGISTRY_OK)
 		ereport(LOG,
 				(errcode(ERRCODE_SUCCESSFUL_COMPLETION),

@@ -14,6 +14,15 @@
  * default, as a lease must outlive a crash of the registry before it is
  * used.  Expiry is decided by the registry's clock (now()) alone.
  *
+ * No host name is ever looked up: libpq resolves one with a blocking
+ * getaddrinfo() inside PQconnectStartParams() (and inside PQconnectPoll()
+ * when it moves on to the next host of a list), and neither its
+ * connect_timeout nor our deadline bounds that call, so a slow DNS server
+ * would hold the lease worker, deaf to renewals and to SIGTERM, for as long
+ * as the lookup takes.  So each host must be a socket directory, a numeric
+ * address, or come with its address in hostaddr (registry_names_host());
+ * a connection string that would make libpq look a name up fails at once.
+ *
  * Only the lease worker (lease.c) calls this module; its state is that
  * process's own, without shared memory or locks.
  *
@@ -22,6 +31,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <netdb.h>
 
 #include "libpq-fe.h"
 #include "miscadmin.h"
@@ -221,6 +232,69 @@ registry_prepare(int timeout_ms)
 	return true;
 }
 
+/* A connection option's value, or NULL if it is not set or empty. */
+static const char *
+registry_option(const PQconninfoOption *opts, const char *keyword, const char *env)
+{
+	for (const PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		if (strcmp(o->keyword, keyword) == 0 && o->val != NULL && o->val[0] != '\0')
+			return o->val;
+	return env != NULL && getenv(env) != NULL && getenv(env)[0] != '\0' ? getenv(env) : NULL;
+}
+
+/* Would libpq look this host (one of a list, hostaddr empty) up by name? */
+static bool
+registry_is_name(const char *host)
+{
+	struct addrinfo hints;
+	struct addrinfo *ai;
+
+	if (host[0] == '\0' || is_absolute_path(host) || host[0] == '@')
+		return false;
+	/* AI_NUMERICHOST parses an address and never looks anything up */
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST;
+	hints.ai_family = AF_UNSPEC;
+	if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+		return true;
+	freeaddrinfo(ai);
+	return false;
+}
+
+/*
+ * Why connecting with "conninfo" would make libpq look a host name up (or
+ * could: a service file's), or NULL if it would not.  The environment's
+ * PGHOST, PGHOSTADDR and PGSERVICE count as libpq's defaults do.
+ */
+static char *
+registry_names_host(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	const char *hosts;
+	const char *addrs;
+	char	   *why = NULL;
+
+	if (opts == NULL)
+		return NULL;			/* libpq reports the syntax error */
+	hosts = registry_option(opts, "host", "PGHOST");
+	addrs = registry_option(opts, "hostaddr", "PGHOSTADDR");
+	if (registry_option(opts, "service", "PGSERVICE") != NULL)
+		why = pstrdup("a connection service may name a host, whose lookup would not be bounded by the deadline");
+	while (why == NULL && hosts != NULL)
+	{
+		size_t		hlen = strcspn(hosts, ",");
+		size_t		alen = addrs != NULL ? strcspn(addrs, ",") : 0;
+		char	   *host = pnstrdup(hosts, hlen);
+
+		if (alen == 0 && registry_is_name(host))
+			why = psprintf("host name \"%s\" would be looked up without a time limit; give its address in hostaddr", host);
+		hosts = hosts[hlen] == ',' ? hosts + hlen + 1 : NULL;
+		addrs = addrs != NULL && addrs[alen] == ',' ? addrs + alen + 1 : NULL;
+	}
+	PQconninfoFree(opts);
+	return why;
+}
+
 /* Connect to the registry, unless connected; false on failure. */
 static bool
 registry_connect(int timeout_ms)
@@ -231,11 +305,18 @@ registry_connect(int timeout_ms)
 	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
 	const char *values[] = {seconds, "uidgen lease", uidgen_worker_id_registry, NULL};
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	char	   *why;
 
 	if (conn != NULL && PQstatus(conn) == CONNECTION_OK)
 		return true;
 	if (conn != NULL)
 		registry_fail(what, "the connection was lost");
+	/* PQconnectStartParams() would block in getaddrinfo(): see the top */
+	if ((why = registry_names_host(uidgen_worker_id_registry)) != NULL)
+	{
+		registry_fail(what, why);
+		return false;
+	}
 	/* libpq counts whole seconds, at least 2; our own deadline is the bound */
 	snprintf(seconds, sizeof(seconds), "%d", Max(2, (timeout_ms + 999) / 1000));
 	conn = PQconnectStartParams(keys, values, 1);
