@@ -21,6 +21,7 @@ our @EXPORT = qw(
   start_clients stop_clients client_lines client_errors psql_error count_in_log
   max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
   postmaster_pid keeper_pid build_shim wait_for_lines
+  set_crash_point wait_crash_restart range_overlaps
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -227,6 +228,85 @@ sub build_shim
 	system("$cc -shared -fPIC -o '$lib' test/$name.c -ldl") == 0
 	  or die "could not compile test/$name.c with $cc";
 	return $lib;
+}
+
+# Arm crash point $point with $action (kill, wait or error) on $node, in
+# postgresql.conf for every process, or disarm it ($point ''), and wait
+# until new sessions see it.  A reload, not a connection, carries it, so it
+# also reaches a server going through crash restarts (src/crashpoint.c).
+sub set_crash_point
+{
+	my ($node, $point, $action) = @_;
+	my %set = (
+		'uidgen.crash_point' => "'$point'",
+		'uidgen.crash_action' => $action // 'kill');
+	my $conf = slurp_file($node->data_dir . '/postgresql.conf');
+	for my $name (sort keys %set)
+	{
+		if ($conf =~ /^\Q$name\E =/m)
+		{
+			$node->adjust_conf('postgresql.conf', $name, $set{$name});
+		}
+		else
+		{
+			$node->append_conf('postgresql.conf', "$name = $set{$name}");
+		}
+	}
+	$node->reload;
+	poll_through_crashes($node, "SELECT current_setting('uidgen.crash_point') = '$point'")
+	  or die "crash point \"$point\" did not reach new sessions";
+	return;
+}
+
+# Like poll_query_until (for 't'), but a crash restart under way, which
+# may break the pipe to psql, is no failure: it polls on.
+sub poll_through_crashes
+{
+	my ($node, $sql) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	local $SIG{PIPE} = 'IGNORE';
+	while (Time::HiRes::time() < $deadline)
+	{
+		my $out = '';
+		eval {
+			$node->psql('postgres', $sql, stdout => \$out, on_error_die => 0);
+		};
+		return 1 if $out eq 't';
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
+}
+
+# Wait until a process of $node reached crash point $point (logged after
+# byte $offset), the server went through a crash restart and accepts
+# connections again.
+sub wait_crash_restart
+{
+	my ($node, $point, $offset) = @_;
+	$node->wait_for_log(qr/uidgen crash point "\Q$point\E" reached/, $offset);
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	poll_through_crashes($node, 'SELECT true')
+	  or die 'the server did not come back after crash point ' . $point;
+	return;
+}
+
+# How many IDs of the ranges [first, last] in @$ranges lie in more than one
+# of them: 0 when no ID was handed out twice.
+sub range_overlaps
+{
+	my ($ranges) = @_;
+	my @sorted = sort { $a->[0] <=> $b->[0] } @$ranges;
+	my ($shared, $reach) = (0, undef);
+	for my $r (@sorted)
+	{
+		if (defined $reach && $r->[0] <= $reach)
+		{
+			my $end = $r->[1] < $reach ? $r->[1] : $reach;
+			$shared += $end - $r->[0] + 1;
+		}
+		$reach = $r->[1] if !defined $reach || $r->[1] > $reach;
+	}
+	return $shared;
 }
 
 # The pid of $node's postmaster.
