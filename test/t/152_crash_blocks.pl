@@ -147,7 +147,11 @@ sub skip_attempt
 		"SELECT first_id || '|' || last_id FROM seq_reserve_block('tab')");
 	record('tab', split /\n/, $out);
 	is($out, '', "with $point armed ($action), the reservation returned no block");
-	if ($action eq 'kill')
+	if ($action eq 'kill' && $out ne '')
+	{
+		fail("the allocator was killed at $point");
+	}
+	elsif ($action eq 'kill')
 	{
 		wait_crash_restart($standby, $point, $offset);
 		pass("the allocator was killed at $point");
