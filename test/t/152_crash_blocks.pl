@@ -88,13 +88,21 @@ my %script = (
 	nat => "SELECT first_id, last_id FROM seq_reserve_block('nat');\n",
 	nxt => "SELECT seq_next('nxt');\n",
 );
-my @kinds = ('tab', 'tab', 'nat', 'nxt');
-for my $point (
-	'alloc-before-commit', 'alloc-before-sequence-flush',
-	'alloc-after-commit', 'alloc-before-answer',
-	'alloc-before-cache-deliver', 'reserve-before-return',
-	'next-before-return')
+my @mixed = ('tab', 'tab', 'nat', 'nxt');
+for my $episode (
+	[ 'alloc-before-commit', @mixed ],
+	[ 'alloc-before-sequence-flush', @mixed ],
+	[ 'alloc-after-commit', @mixed ],
+	[ 'alloc-before-answer', @mixed ],
+	[ 'alloc-before-cache-deliver', @mixed ],
+	[ 'reserve-before-return', @mixed ],
+	[ 'next-before-return', @mixed ],
+	# rounds of strategy 'sequence' alone write no transaction id, so
+	# their commits flush nothing: only the allocator's own flush
+	# (allocsql.c) keeps the nextval()s
+	[ 'reserve-before-return', 'nat', 'nat' ])
 {
+	my ($point, @kinds) = @$episode;
 	my $clients = start_clients($node, map { $script{$_} x 20000 } @kinds);
 	wait_for_lines(50, map { $_->{out} } @$clients)
 	  or die "the clients received nothing before $point";
@@ -112,7 +120,7 @@ for my $point (
 	}
 	hand_out($node, 10, 100);
 	note "$point: clients received $received answers before the crash";
-	check_disjoint("crash at $point");
+	check_disjoint("crash at $point (clients: @kinds)");
 }
 
 ######## part 2: the skip after a promotion
