@@ -123,6 +123,29 @@ for my $episode (
 	check_disjoint("crash at $point (clients: @kinds)");
 }
 
+######## part 1b: a nextval() covered by the WAL record of a failed round
+# After a checkpoint, the first nextval() logs (32 values ahead) and gives
+# the round a transaction id; that round fails (crash_action error), and
+# its abort flushes nothing.  The next round's nextval() logs nothing and
+# its commit, without a transaction id, flushes nothing either: only the
+# allocator's own flush keeps the block it hands out from being lost in
+# the crash that follows.
+$node->safe_psql('postgres', 'CHECKPOINT');
+set_crash_point($node, 'alloc-before-commit', 'error');
+like(psql_error($node, "SELECT * FROM seq_reserve_block('nat')"),
+	qr/XX000: uidgen allocator could not reserve IDs from block sequence "nat": uidgen crash point "alloc-before-commit"/,
+	'a round that called nextval() fails before its commit (XX000)');
+set_crash_point($node, '');
+record('nat', $node->safe_psql('postgres',
+	"SELECT first_id || '|' || last_id FROM seq_reserve_block('nat')"));
+my $offset = -s $node->logfile;
+set_crash_point($node, 'alloc-before-commit');
+psql_error($node, "SELECT * FROM seq_reserve_block('nat')");
+wait_crash_restart($node, 'alloc-before-commit', $offset);
+set_crash_point($node, '');
+hand_out($node, 10, 100);
+check_disjoint('a block served on an unflushed nextval() record, then a crash');
+
 ######## part 2: the skip after a promotion
 $node->backup('before_lag');
 my $standby = PostgreSQL::Test::Cluster->new('crash_blocks_standby');
