@@ -4,8 +4,9 @@
  *
  * Built by the test at run time:  cc -shared -fPIC -o shim.so gai_shim.c -ldl
  *
- * getaddrinfo() of a name ending in ".slow" sleeps 30 s, then fails as an
- * unknown name would; numeric lookups (AI_NUMERICHOST), which never query
+ * getaddrinfo() of a name ending in ".slow" takes 30 s, signals or not (as
+ * glibc's resolver waits on: a signal does not cut it short), then fails
+ * as an unknown name would; numeric lookups (AI_NUMERICHOST), which never query
  * anything, and every other name are passed through.
  *
  * Copyright (c) 2026, The uidgen developers
@@ -14,6 +15,7 @@
 #include <dlfcn.h>
 #include <netdb.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int (*getaddrinfo_fn) (const char *, const char *,
@@ -32,7 +34,10 @@ getaddrinfo(const char *node, const char *service,
 	if (len > 5 && strcmp(node + len - 5, ".slow") == 0 &&
 		(hints == NULL || (hints->ai_flags & AI_NUMERICHOST) == 0))
 	{
-		sleep(30);
+		time_t		end = time(NULL) + 30;
+
+		while (time(NULL) < end)
+			sleep(1);
 		return EAI_NONAME;
 	}
 	return real(node, service, hints, res);
