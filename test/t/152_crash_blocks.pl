@@ -123,6 +123,27 @@ for my $episode (
 	check_disjoint("crash at $point (clients: @kinds)");
 }
 
+######## part 1a: rounds that fail before their commit
+# With crash_action error at alloc-before-commit every round fails for a
+# while, and the streaming clients go on: what a failed round took is
+# taken again by the next, so none of it may have reached anyone.
+{
+	my $clients = start_clients($node, map { $script{$_} x 20000 } @mixed);
+	wait_for_lines(50, map { $_->{out} } @$clients)
+	  or die 'the clients received nothing before the failing rounds';
+	my $offset = -s $node->logfile;
+	set_crash_point($node, 'alloc-before-commit', 'error');
+	$node->wait_for_log(qr/uidgen allocator could not reserve IDs: uidgen crash point "alloc-before-commit"/, $offset);
+	set_crash_point($node, '');
+	my @counts = map { scalar(() = slurp_file($_->{out}) =~ /\n/g) } @$clients;
+	wait_for_lines(100 + (sort { $b <=> $a } @counts)[0], map { $_->{out} } @$clients);
+	stop_clients($clients, 1);
+	record($mixed[$_], client_lines([ $clients->[$_] ])) for 0 .. $#mixed;
+	like(client_errors($clients), qr/uidgen crash point "alloc-before-commit"/,
+		'the callers of the failed rounds got their error');
+	check_disjoint('rounds failed before their commit');
+}
+
 ######## part 1b: a nextval() covered by the WAL record of a failed round
 # After a checkpoint, the first nextval() logs (32 values ahead) and gives
 # the round a transaction id; that round fails (crash_action error), and
