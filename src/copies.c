@@ -36,6 +36,32 @@
  * Everything here runs under UidgenShared->lock, except copies_start(),
  * which runs in the postmaster before any other process exists.
  *
+ * What is durable before what.  Each transition builds the state it leads
+ * to in a StateFileData, makes it durable with statefile_commit(), and only
+ * then publishes it in shared memory (copies_publish()), where generators
+ * read it without the lock:
+ *
+ *	transition			1. durable first				2. then in shared memory
+ *	----------			----------------				------------------------
+ *	end of recovery		state file: rebase done, the	clocks above the floor;
+ *	(copies_end_recovery) copy settled or refused, the	copy state; problem;
+ *						skip count + 1 (a copy), a		rebase_pending cleared
+ *						mark above max(origin mark,		last
+ *						wall + drift); WAL mark record
+ *	uidgen_take_over()	state file: vouched for, blocks	clocks; copy state;
+ *						unfenced, take-overs + 1, mark	blocks_fenced cleared
+ *						above the floor; WAL mark
+ *	timeline change		state file: the timeline, or	copy state (a refusal
+ *	(copies_refresh)	the copy found and refused		is set in memory
+ *												first: it only takes away)
+ *	start-up			state file: the copy found		(postmaster: nobody
+ *	(copies_start)		(reason, fenced) or settled		reads it yet)
+ *
+ * A crash before step 1 completes leaves the old state file (its rename is
+ * atomic): the transition is made again, or the copy still refuses.  A
+ * crash between 1 and 2 starts from the new file, whose mark covers every
+ * tick step 2 would have allowed.
+ *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------

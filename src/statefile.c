@@ -14,6 +14,15 @@
  * mark never moves down while the server runs.  On a primary each new mark
  * also goes to WAL (walmark.c) before a tick above the old one is used.
  *
+ * What is durable before what, for the mark (statefile_advance()): the
+ * file with the new mark (fsync, rename, directory fsync); then, on a
+ * primary, its WAL record, flushed (walmark.c); then the mark in shared
+ * memory, and only then a tick above the old mark.  A crash in between
+ * leaves a mark on disk above every tick handed out.  statefile_commit()
+ * does the same for copies.c's transitions, with the clocks raised last.
+ * The exact save at a clean shutdown lowers the mark to the last tick, when
+ * no process can hand out another.
+ *
  * The file also records what copies.c keeps: the server it vouches for
  * (system identifier, data directory, timeline), and for a copy not yet
  * settled, why it is one, its origin's worker id and the last mark
