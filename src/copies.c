@@ -45,7 +45,8 @@
  *	----------			----------------				------------------------
  *	end of recovery		state file: rebase done, the	clocks above the floor;
  *	(copies_end_recovery) copy settled or refused, the	copy state; problem;
- *						skip count + 1 (a copy), a		rebase_pending cleared
+ *						skip count + 1 (a copy that		rebase_pending cleared
+ *						started without a signal), a
  *						mark above max(origin mark,		last
  *						wall + drift); WAL mark record
  *	uidgen_take_over()	state file: vouched for, blocks	clocks; copy state;
@@ -204,10 +205,12 @@ copies_check_stream(void)
 /*
  * Recovery has ended: move the clocks past the original server and settle
  * the copy, in one durable step (statefile_commit()) before any generator
- * can use it.  The end of a copy's recovery counts in the skip key of block
- * sequences (copies_skip_key()), as a take-over does, so that a standby
- * turned into a primary without a new timeline (its signal file removed)
- * skips ahead too.
+ * can use it.  A copy whose recovery ended although it started without a
+ * signal file (a standby whose standby.signal was removed, restarted as a
+ * primary on its primary's timeline) counts in the skip key of block
+ * sequences (copies_skip_key()) as a take-over does, so that it skips ahead
+ * too; a promotion or the end of a point-in-time recovery starts a new
+ * timeline, which changes the key by itself.
  */
 void
 copies_end_recovery(UidgenShared *s)
@@ -225,7 +228,7 @@ copies_end_recovery(UidgenShared *s)
 		copies_check_stream();
 		statefile_fill(s, &d, 0);
 		d.rebase_pending = false;
-		if (d.copy_reason != UIDGEN_COPY_NONE)
+		if (d.copy_reason != UIDGEN_COPY_NONE && !s->recovery_signalled)
 			d.takeovers++;
 		refused = copies_settle(&d);
 		if (s->problem != UIDGEN_STATE_CORRUPT)

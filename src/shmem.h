@@ -95,6 +95,9 @@ typedef struct UidgenShared
 
 	LWLock	   *lock;
 	bool		rebase_pending; /* started in recovery, not yet rebased */
+	bool		recovery_signalled; /* started with standby.signal or
+									 * recovery.signal: its recovery ends on a
+									 * new timeline */
 	UidgenStateProblem problem;
 	UidgenSettings recorded;	/* settings the state file vouches for */
 

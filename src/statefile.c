@@ -196,8 +196,9 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 
 	s->recorded = uidgen_settings;
 	s->problem = UIDGEN_STATE_OK;
-	s->rebase_pending = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+	s->recovery_signalled = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	s->rebase_pending = s->recovery_signalled;
 	s->copy_reason = UIDGEN_COPY_NONE;
 	s->blocks_fenced = false;
 	s->takeovers = 0;
