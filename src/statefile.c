@@ -334,7 +334,8 @@ statefile_worker_in_force(UidgenShared *s)
 void
 statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
 {
-	uint64		mark = Max(pg_atomic_read_u64(&s->hwm), floor + STATE_WINDOW);
+	uint64		old = pg_atomic_read_u64(&s->hwm);
+	uint64		mark = Max(old, floor + STATE_WINDOW);
 
 	d->hwm = mark;
 	CRASH_POINT("commit-before-file");
@@ -345,8 +346,11 @@ statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
 		walmark_log(mark, statefile_worker_in_force(s));
 		CRASH_POINT("commit-after-wal");
 	}
-	pg_atomic_write_u64(&s->hwm, mark);
-	pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	if (mark != old)
+	{
+		pg_atomic_write_u64(&s->hwm, mark);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	}
 	clock_raise(s, floor);
 }
 
