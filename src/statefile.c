@@ -201,8 +201,9 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->rebase_pending = s->recovery_signalled;
 	s->copy_reason = UIDGEN_COPY_NONE;
 	s->blocks_fenced = false;
-	s->takeovers = 0;
+	s->skip_nonce = 0;
 	s->origin_worker = -1;
+	s->file_worker = -1;
 	*saved_at = 0;
 	if (!IsUnderPostmaster)
 		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
@@ -217,8 +218,9 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->vouched = d.vouched;
 	s->copy_reason = (UidgenCopyReason) d.copy_reason;
 	s->blocks_fenced = d.blocks_fenced;
-	s->takeovers = d.takeovers;
+	s->skip_nonce = d.skip_nonce;
 	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
+	s->file_worker = d.settings.worker_id;
 	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
 	s->origin_mark_saved = d.origin_mark;
 	/* nothing generates until an operator supplies the old state: keep it so */
@@ -287,7 +289,7 @@ statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm)
 	d->upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->copy_reason = (uint8) s->copy_reason;
 	d->blocks_fenced = s->blocks_fenced;
-	d->takeovers = s->takeovers;
+	d->skip_nonce = s->skip_nonce;
 	d->origin_worker = s->origin_worker;
 	d->origin_mark = pg_atomic_read_u64(&s->origin_mark);
 	d->vouched = s->vouched;

@@ -285,7 +285,7 @@ sub read_state_file
 	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 104;
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
 		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
-		$copy_reason, $blocks_fenced, $takeovers, $origin_worker,
+		$copy_reason, $blocks_fenced, $skip_nonce, $origin_worker,
 		$origin_mark, $sysid, $dir_ino, $timeline) =
 	  unpack('L L Q Q l l l x4 q C C C C L l x4 Q Q Q L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
@@ -302,7 +302,7 @@ sub read_state_file
 		rebase_pending => $rebase_pending,
 		copy_reason => $copy_reason,
 		blocks_fenced => $blocks_fenced,
-		takeovers => $takeovers,
+		skip_nonce => $skip_nonce,
 		origin_worker => $origin_worker,
 		origin_mark => $origin_mark,
 		system_identifier => $sysid,
