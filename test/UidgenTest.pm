@@ -23,7 +23,7 @@ our @EXPORT = qw(
   postmaster_pid keeper_pid build_shim wait_for_lines
   arm_crash_point disarm_crash_point wait_for_log wait_for_server_exit
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
-  seq_blocks range_overlap origin_burst
+  seq_blocks range_overlap origin_burst check_hwm_above
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -446,6 +446,23 @@ sub skewed_origin
 		push @nodes, $node;
 	}
 	return ($primary, @nodes);
+}
+
+# $node's high-water mark, before it hands out anything (the clock starts
+# above it after a restart), is above the origin's last ID: checked at
+# once, whereas IDs above the origin's may wait for the wall clock to come
+# within the drift bound of the mark, and by then a server that wrongly
+# started at its wall clock would be above them too.
+sub check_hwm_above
+{
+	my ($node, $what, $old) = @_;
+	my ($above, $ahead) = split /\|/, $node->safe_psql('postgres', qq{
+		SELECT high_water_mark > snowflake_timestamp($old->{max_id}),
+		  extract(epoch FROM high_water_mark - snowflake_timestamp($old->{max_id}))
+		FROM uidgen_status()});
+	note(sprintf('%s: high-water mark %.3f s from the origin\'s last ID', $what, $ahead));
+	is($above, 't', "$what: the high-water mark is above the origin's last ID");
+	return;
 }
 
 # $n snowflake IDs and UUIDs from $node (an origin), in one statement,

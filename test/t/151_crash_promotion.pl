@@ -3,10 +3,10 @@
 # while it replays the primary's marks, at the end of its recovery, and in
 # a call of snowflake_next() that a promotion overtakes.
 #
-# The origin runs 10 s ahead (libfaketime) with worker id 1; four standbys
+# The origin runs 20 s ahead (libfaketime) with worker id 1; four standbys
 # (real clocks, worker ids 2 to 5), from one base backup, replay its burst;
 # it stops (immediate) and each standby is promoted.  Without the marks
-# they replayed, they would issue IDs about 9 s below the origin's.
+# they replayed, they would issue IDs about 19 s below the origin's.
 #  race (2): a session stopped at crash point snowflake-before-check
 #      (wait) while the standby is promoted, then released, the keeper
 #      stopped meanwhile so that only that session can settle the end of
@@ -32,7 +32,7 @@ use UidgenTest;
 
 plan skip_all => 'libfaketime is not installed' unless faketime_available();
 
-my ($primary, $race, $bf, $rp, $af) = skewed_origin('pr', '+10s',
+my ($primary, $race, $bf, $rp, $af) = skewed_origin('pr', '+20s',
 	[ map { { name => "pr_$_->[0]", worker_id => $_->[1] } }
 		[ 'race', 2 ], [ 'bf', 3 ], [ 'rp', 4 ], [ 'af', 5 ] ]);
 my %worker = ($race->name => 2, $bf->name => 3, $rp->name => 4, $af->name => 5);
@@ -49,7 +49,7 @@ $bf->start;
 $primary->safe_psql('postgres', 'CHECKPOINT');
 $primary->wait_for_catchup($_) for ($race, $bf, $rp, $af);
 my $lead = snowflake_ms($old->{max_id}, sequence_bits => 4) / 1000 - time();
-cmp_ok($lead, '>', 8, "precondition: the origin's last ID is ${lead}s ahead of the real clock");
+cmp_ok($lead, '>', 15, "precondition: the origin's last ID is ${lead}s ahead of the real clock");
 
 # The standby holds a mark above the origin's last ID.
 sub check_mark
@@ -118,6 +118,7 @@ sub end_of_recovery_crash
 	$node->start;
 	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die 'recovery did not end';
+	check_hwm_above($node, "$point, restarted", $old);
 	my $st = uidgen_status($node);
 	is($st->{state}, 'ok', "$point, restarted: state is ok");
 	is($st->{worker_id}, $worker{ $node->name }, "$point, restarted: its own worker id");
