@@ -9,8 +9,9 @@
 #      out again the blocks its old primary handed out after the last WAL
 #      it received.  0.2.0 keyed the skip of block sequences
 #      (uidgen.promotion_skip) on the timeline and the take-overs only, so
-#      this server did not skip, and handed all of them out again; the end
-#      of a copy's recovery now counts in the key.
+#      this server did not skip, and handed all of them out again.  Such a
+#      server cannot be told from a copy of the standby: its block
+#      sequences are fenced until uidgen_take_over(), which skips them.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -91,6 +92,11 @@ is($s2->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 'f',
 	'(b) the standby runs as a primary');
 is($s2->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoint()'), '1',
 	'(b) precondition: it stayed on timeline 1');
+is(uidgen_status($s2)->{block_sequences_fenced}, 't', '(b) its block sequences are fenced');
+like(psql_error($s2, q{SELECT seq_reserve_block('tab')}),
+	qr/ERROR:\s+55000: uidgen.worker_id 2 is the worker id of the server this data directory was copied from/,
+	'(b) seq_reserve_block() refuses until a take-over: the standby\'s own worker id is an origin\'s');
+$s2->safe_psql('postgres', 'SELECT uidgen_take_over()');
 my $new = seq_blocks($s2, 'postgres', 'tab', 100);
 my $n = range_overlap(\@orig, $new);
 note(sprintf('(b) block values handed out again: %d (the lag held %d blocks of 1000)', $n, scalar @$lag));
