@@ -36,6 +36,33 @@
  * Everything here runs under UidgenShared->lock, except copies_start(),
  * which runs in the postmaster before any other process exists.
  *
+ * What is durable before what.  Each transition builds the state it leads
+ * to in a StateFileData, makes it durable with statefile_commit(), and only
+ * then publishes it in shared memory (copies_publish()), where generators
+ * read it without the lock:
+ *
+ *	transition			1. durable first				2. then in shared memory
+ *	----------			----------------				------------------------
+ *	end of recovery		state file: rebase done, the	clocks above the floor;
+ *	(copies_end_recovery) copy settled or refused, the	copy state; problem;
+ *						skip count + 1 (a copy that		rebase_pending cleared
+ *						started without a signal), a
+ *						mark above max(origin mark,		last
+ *						wall + drift); WAL mark record
+ *	uidgen_take_over()	state file: vouched for, blocks	clocks; copy state;
+ *						unfenced, take-overs + 1, mark	blocks_fenced cleared
+ *						above the floor; WAL mark
+ *	timeline change		state file: the timeline, or	copy state (a refusal
+ *	(copies_refresh)	the copy found and refused		is set in memory
+ *												first: it only takes away)
+ *	start-up			state file: the copy found		(postmaster: nobody
+ *	(copies_start)		(reason, fenced) or settled		reads it yet)
+ *
+ * A crash before step 1 completes leaves the old state file (its rename is
+ * atomic): the transition is made again, or the copy still refuses.  A
+ * crash between 1 and 2 starts from the new file, whose mark covers every
+ * tick step 2 would have allowed.
+ *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------
@@ -55,6 +82,28 @@
 #include "statefile.h"
 
 PG_FUNCTION_INFO_V1(uidgen_take_over);
+
+/*
+ * A new key for the skip of block sequences (copies_skip_key()): random, so
+ * that two servers that each took over or ended a copy's recovery on one
+ * timeline never share it (a count could: each data directory counts its
+ * own, and the key recorded in id_sequences_timeline comes from another
+ * server's WAL).  Never 0, the key of a server never taken over, nor "old".
+ */
+static uint32
+copies_new_skip_nonce(uint32 old)
+{
+	uint32		nonce = 0;
+
+	while (nonce == 0 || nonce == old)
+	{
+		if (!pg_strong_random(&nonce, sizeof(nonce)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random bits for the block sequences' skip key")));
+	}
+	return nonce;
+}
 
 /* Vouch for this server in "d": it issues IDs in its own right from then on. */
 static void
@@ -97,7 +146,7 @@ copies_publish(UidgenShared *s, const StateFileData *d, bool refused)
 	s->vouched = d->vouched;
 	s->copy_reason = (UidgenCopyReason) d->copy_reason;
 	s->origin_worker = d->origin_worker;
-	s->takeovers = d->takeovers;
+	s->skip_nonce = d->skip_nonce;
 	s->blocks_fenced = d->blocks_fenced;
 	if (refused && s->problem == UIDGEN_STATE_OK)
 		s->problem = UIDGEN_STATE_COPY;
@@ -135,8 +184,21 @@ copies_start(UidgenShared *s)
 		/* first start, 0.1.0's state file, or just upgraded: vouch for this server */
 		identity_current(&d.vouched);
 	}
-	else if (d.copy_reason == UIDGEN_COPY_NONE)
+	else if (d.copy_reason == UIDGEN_COPY_NONE ||
+			 (d.copy_reason == UIDGEN_COPY_STANDBY &&
+			  found != UIDGEN_COPY_NONE && found != UIDGEN_COPY_STANDBY))
 	{
+		/*
+		 * A copy; or a standby's state file found outside standby mode with
+		 * a backup label or in another directory than its primary's: a
+		 * clone or copied directory of a standby, or the standby itself
+		 * restarted without standby.signal, which cannot be told apart.
+		 * Its block sequences are fenced, and the standby's own worker id
+		 * (the file's) is an origin's too.
+		 */
+		if (d.copy_reason == UIDGEN_COPY_STANDBY &&
+			s->file_worker == uidgen_settings.worker_id)
+			d.origin_worker = s->file_worker;
 		d.copy_reason = found;
 		if (found != UIDGEN_COPY_STANDBY)
 		{
@@ -178,10 +240,12 @@ copies_check_stream(void)
 /*
  * Recovery has ended: move the clocks past the original server and settle
  * the copy, in one durable step (statefile_commit()) before any generator
- * can use it.  The end of a copy's recovery counts in the skip key of block
- * sequences (copies_skip_key()), as a take-over does, so that a standby
- * turned into a primary without a new timeline (its signal file removed)
- * skips ahead too.
+ * can use it.  A copy whose recovery ended although it started without a
+ * signal file (a standby whose standby.signal was removed, restarted as a
+ * primary on its primary's timeline) counts in the skip key of block
+ * sequences (copies_skip_key()) as a take-over does, so that it skips ahead
+ * too; a promotion or the end of a point-in-time recovery starts a new
+ * timeline, which changes the key by itself.
  */
 void
 copies_end_recovery(UidgenShared *s)
@@ -199,8 +263,8 @@ copies_end_recovery(UidgenShared *s)
 		copies_check_stream();
 		statefile_fill(s, &d, 0);
 		d.rebase_pending = false;
-		if (d.copy_reason != UIDGEN_COPY_NONE)
-			d.takeovers++;
+		if (d.copy_reason != UIDGEN_COPY_NONE && !s->recovery_signalled)
+			d.skip_nonce = copies_new_skip_nonce(d.skip_nonce);
 		refused = copies_settle(&d);
 		if (s->problem != UIDGEN_STATE_CORRUPT)
 			statefile_commit(s, &d, clock_rebase_floor(origin));
@@ -241,6 +305,8 @@ copies_refresh(UidgenShared *s)
 		{
 			d.copy_reason = UIDGEN_COPY_TIMELINE;
 			d.origin_worker = uidgen_settings.worker_id;
+			/* its block sequences, too, stand where its original's stood */
+			d.blocks_fenced = true;
 			ereport(LOG,
 					(errmsg("uidgen found that this data directory is a copy"),
 					 errdetail("%s", identity_reason_detail(UIDGEN_COPY_TIMELINE))));
@@ -273,18 +339,18 @@ copies_refuse(UidgenShared *s)
 
 /*
  * Block sequences (failover.c): the key of their skip ahead, the timeline
- * plus the take-overs made on it times 2^32.
+ * plus 2^32 times the random nonce drawn at the last take-over (0 if none).
  */
 uint64
 copies_skip_key(void)
 {
 	UidgenShared *s = shmem_get();
-	uint32		takeovers;
+	uint32		skip_nonce;
 
 	LWLockAcquire(s->lock, LW_SHARED);
-	takeovers = s->takeovers;
+	skip_nonce = s->skip_nonce;
 	LWLockRelease(s->lock);
-	return (uint64) GetWALInsertionTimeLine() | ((uint64) takeovers << 32);
+	return (uint64) GetWALInsertionTimeLine() | ((uint64) skip_nonce << 32);
 }
 
 /* Block sequences: refuse on a copy until it is taken over. */
@@ -294,6 +360,8 @@ copies_check_blocks(void)
 	UidgenShared *s = shmem_get();
 
 	copies_guard(s);
+	/* copies_publish() wrote these before it cleared rebase_pending */
+	pg_read_barrier();
 	if (unlikely(s->problem == UIDGEN_STATE_COPY))
 		copies_refuse(s);
 	if (unlikely(s->blocks_fenced))
@@ -333,7 +401,7 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 	statefile_fill(s, &d, 0);
 	copies_vouch(&d);
 	d.blocks_fenced = false;
-	d.takeovers++;
+	d.skip_nonce = copies_new_skip_nonce(d.skip_nonce);
 	CRASH_POINT("takeover-before-commit");
 	statefile_commit(s, &d, clock_rebase_floor(pg_atomic_read_u64(&s->origin_mark)));
 	CRASH_POINT("takeover-after-commit");

@@ -21,9 +21,9 @@
  * the recorded timeline differs from the current one (a pg_upgrade starts
  * the new cluster on timeline 1 again).  uidgen_take_over() on a copy that
  * stays on its timeline (a clone, a copied directory) counts as a change
- * too: the key compared and recorded is the timeline plus the number of
- * take-overs times 2^32 (copies_skip_key()), which is the timeline alone
- * on a server never taken over.
+ * too: the key compared and recorded is the timeline plus 2^32 times a
+ * random nonce drawn at each take-over (copies_skip_key()), which is the
+ * timeline alone on a server never taken over.
  *
  * What is durable before what (crash points in quotes), all in the round's
  * transaction (allocworker.c):
@@ -327,13 +327,13 @@ failover_record(const char *tl, uint64 key)
 		elog(ERROR, "could not record the timeline in %s", FAILOVER_TABLE);
 }
 
-/* A key as text: the timeline, and the take-overs on it if any. */
+/* A key as text: the timeline, and the nonce of its last take-over if any. */
 static char *
 failover_key_text(uint64 key)
 {
 	if (key >> 32 == 0)
 		return psprintf("%u", (uint32) key);
-	return psprintf("%u (after %u take-overs)", (uint32) key, (uint32) (key >> 32));
+	return psprintf("%u (taken over, %08x)", (uint32) key, (uint32) (key >> 32));
 }
 
 /* Log the committed skip: one line per database and timeline change. */

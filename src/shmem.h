@@ -12,7 +12,7 @@
  *	- ref_offset, stepped_back, episodes and waits are maintained atomically
  *	  without a lock (see clock.c).
  *	- lock also protects recorded, problem and rebase_pending, and what
- *	  copies.c keeps: vouched, copy_reason, blocks_fenced, takeovers,
+ *	  copies.c keeps: vouched, copy_reason, blocks_fenced, skip_nonce,
  *	  origin_worker and
  *	  origin_mark_saved.  origin_mark is written under lock (by WAL replay,
  *	  walmark.c) and read without it.
@@ -95,14 +95,20 @@ typedef struct UidgenShared
 
 	LWLock	   *lock;
 	bool		rebase_pending; /* started in recovery, not yet rebased */
+	bool		recovery_signalled; /* started with standby.signal or
+									 * recovery.signal: its recovery ends on a
+									 * new timeline */
 	UidgenStateProblem problem;
+	int32		file_worker;	/* uidgen.worker_id of the server that wrote
+								 * the state file found at start-up, or -1 */
 	UidgenSettings recorded;	/* settings the state file vouches for */
 
 	/* copies (copies.c) */
 	UidgenIdentity vouched;		/* the server the state file vouches for */
 	UidgenCopyReason copy_reason;	/* why this is a copy, or NONE */
 	bool		blocks_fenced;	/* block sequences wait for uidgen_take_over() */
-	uint32		takeovers;		/* uidgen_take_over() calls, ever */
+	uint32		skip_nonce;		/* random, drawn at each take-over: the skip
+								 * key of block sequences (copies.c); 0 if none */
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
 	pg_atomic_uint64 origin_mark;	/* highest mark replayed from its WAL */
 	uint64		origin_mark_saved;	/* origin_mark as the state file holds it */

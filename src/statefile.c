@@ -14,6 +14,15 @@
  * mark never moves down while the server runs.  On a primary each new mark
  * also goes to WAL (walmark.c) before a tick above the old one is used.
  *
+ * What is durable before what, for the mark (statefile_advance()): the
+ * file with the new mark (fsync, rename, directory fsync); then, on a
+ * primary, its WAL record, flushed (walmark.c); then the mark in shared
+ * memory, and only then a tick above the old mark.  A crash in between
+ * leaves a mark on disk above every tick handed out.  statefile_commit()
+ * does the same for copies.c's transitions, with the clocks raised last.
+ * The exact save at a clean shutdown lowers the mark to the last tick, when
+ * no process can hand out another.
+ *
  * The file also records what copies.c keeps: the server it vouches for
  * (system identifier, data directory, timeline), and for a copy not yet
  * settled, why it is one, its origin's worker id and the last mark
@@ -187,12 +196,14 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 
 	s->recorded = uidgen_settings;
 	s->problem = UIDGEN_STATE_OK;
-	s->rebase_pending = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+	s->recovery_signalled = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	s->rebase_pending = s->recovery_signalled;
 	s->copy_reason = UIDGEN_COPY_NONE;
 	s->blocks_fenced = false;
-	s->takeovers = 0;
+	s->skip_nonce = 0;
 	s->origin_worker = -1;
+	s->file_worker = -1;
 	*saved_at = 0;
 	if (!IsUnderPostmaster)
 		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
@@ -207,8 +218,9 @@ statefile_load(UidgenShared *s, uint64 *saved_at)
 	s->vouched = d.vouched;
 	s->copy_reason = (UidgenCopyReason) d.copy_reason;
 	s->blocks_fenced = d.blocks_fenced;
-	s->takeovers = d.takeovers;
+	s->skip_nonce = d.skip_nonce;
 	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
+	s->file_worker = d.settings.worker_id;
 	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
 	s->origin_mark_saved = d.origin_mark;
 	/* nothing generates until an operator supplies the old state: keep it so */
@@ -277,7 +289,7 @@ statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm)
 	d->upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->copy_reason = (uint8) s->copy_reason;
 	d->blocks_fenced = s->blocks_fenced;
-	d->takeovers = s->takeovers;
+	d->skip_nonce = s->skip_nonce;
 	d->origin_worker = s->origin_worker;
 	d->origin_mark = pg_atomic_read_u64(&s->origin_mark);
 	d->vouched = s->vouched;
@@ -324,7 +336,8 @@ statefile_worker_in_force(UidgenShared *s)
 void
 statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
 {
-	uint64		mark = Max(pg_atomic_read_u64(&s->hwm), floor + STATE_WINDOW);
+	uint64		old = pg_atomic_read_u64(&s->hwm);
+	uint64		mark = Max(old, floor + STATE_WINDOW);
 
 	d->hwm = mark;
 	CRASH_POINT("commit-before-file");
@@ -335,8 +348,11 @@ statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
 		walmark_log(mark, statefile_worker_in_force(s));
 		CRASH_POINT("commit-after-wal");
 	}
-	pg_atomic_write_u64(&s->hwm, mark);
-	pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	if (mark != old)
+	{
+		pg_atomic_write_u64(&s->hwm, mark);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	}
 	clock_raise(s, floor);
 }
 

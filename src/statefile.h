@@ -31,7 +31,8 @@ typedef struct StateFileData
 	/* from here on new in 0.2.0 (version 3); 0.1.0's CRC came here */
 	uint8		copy_reason;	/* UidgenCopyReason: a copy not settled yet */
 	bool		blocks_fenced;	/* block sequences wait for a take-over */
-	uint32		takeovers;		/* uidgen_take_over() calls, ever */
+	uint32		skip_nonce;		/* random, drawn at each take-over: the skip
+								 * key of block sequences (copies.c); 0 if none */
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
 	uint64		origin_mark;	/* highest mark replayed from its WAL */
 	UidgenIdentity vouched;		/* the server IDs were issued by */

@@ -34,6 +34,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/fmgrprotos.h"
@@ -123,9 +124,17 @@ uuidv7_tick(void)
 	uint64		tick;
 	UidgenProcCounters *mine;
 
+	bool		pending = s->rebase_pending;
+
 	statefile_check_usable(s);
 	copies_guard(s);
 	tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
+	/* taken in recovery, but recovery has ended since: take one above the jump */
+	if (unlikely(pending) && !RecoveryInProgress())
+	{
+		copies_guard(s);
+		tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
+	}
 	mine = shmem_my_counters();
 	pg_atomic_write_u64(&mine->uuids, pg_atomic_read_u64(&mine->uuids) + 1);
 	return tick;

@@ -85,13 +85,20 @@ walmark_redo(XLogReaderState *record)
 	if (s == NULL)
 		return;
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	/*
+	 * An origin with this server's own worker id stays its origin (a copy of
+	 * a standby that has the standby's worker id: copies_start()), so that
+	 * the primary's records do not settle it.
+	 */
 	if (s->copy_reason != UIDGEN_COPY_NONE &&
 		(rec->mark > pg_atomic_read_u64(&s->origin_mark) ||
-		 rec->worker_id != s->origin_worker))
+		 (rec->worker_id != s->origin_worker &&
+		  s->origin_worker != uidgen_settings.worker_id)))
 	{
 		if (rec->mark > pg_atomic_read_u64(&s->origin_mark))
 			pg_atomic_write_u64(&s->origin_mark, rec->mark);
-		s->origin_worker = rec->worker_id;
+		if (s->origin_worker != uidgen_settings.worker_id)
+			s->origin_worker = rec->worker_id;
 		CRASH_POINT("redo-mark-before-file");
 		if (s->problem != UIDGEN_STATE_CORRUPT)
 			statefile_save(s, ERROR);

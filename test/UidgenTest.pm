@@ -21,7 +21,10 @@ our @EXPORT = qw(
   start_clients stop_clients client_lines client_errors psql_error count_in_log
   max_snowflake max_uuid read_state_file kill9_and_wait uuid_ms snowflake_ms
   postmaster_pid keeper_pid build_shim wait_for_lines
-  set_crash_point wait_crash_restart range_overlaps
+  arm_crash_point disarm_crash_point wait_for_log wait_for_server_exit
+  skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
+  seq_blocks range_overlap origin_burst check_hwm_above
+  set_crash_point wait_crash_restart
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -230,29 +233,21 @@ sub build_shim
 	return $lib;
 }
 
-# Arm crash point $point with $action (kill, wait or error) on $node, in
-# postgresql.conf for every process, or disarm it ($point ''), and wait
-# until new sessions see it.  A reload, not a connection, carries it, so it
-# also reaches a server going through crash restarts (src/crashpoint.c).
+# Arm crash point $point with $action on $node (arm_crash_point()), or
+# disarm it ($point ''), and wait until new sessions see it.  A reload, not
+# a connection, carries it, so it also reaches a server going through crash
+# restarts (restart_after_crash on).
 sub set_crash_point
 {
 	my ($node, $point, $action) = @_;
-	my %set = (
-		'uidgen.crash_point' => "'$point'",
-		'uidgen.crash_action' => $action // 'kill');
-	my $conf = slurp_file($node->data_dir . '/postgresql.conf');
-	for my $name (sort keys %set)
+	if ($point eq '')
 	{
-		if ($conf =~ /^\Q$name\E =/m)
-		{
-			$node->adjust_conf('postgresql.conf', $name, $set{$name});
-		}
-		else
-		{
-			$node->append_conf('postgresql.conf', "$name = $set{$name}");
-		}
+		disarm_crash_point($node);
 	}
-	$node->reload;
+	else
+	{
+		arm_crash_point($node, $point, $action);
+	}
 	poll_through_crashes($node, "SELECT current_setting('uidgen.crash_point') = '$point'")
 	  or die "crash point \"$point\" did not reach new sessions";
 	return;
@@ -288,25 +283,6 @@ sub wait_crash_restart
 	poll_through_crashes($node, 'SELECT true')
 	  or die 'the server did not come back after crash point ' . $point;
 	return;
-}
-
-# How many IDs of the ranges [first, last] in @$ranges lie in more than one
-# of them: 0 when no ID was handed out twice.
-sub range_overlaps
-{
-	my ($ranges) = @_;
-	my @sorted = sort { $a->[0] <=> $b->[0] } @$ranges;
-	my ($shared, $reach) = (0, undef);
-	for my $r (@sorted)
-	{
-		if (defined $reach && $r->[0] <= $reach)
-		{
-			my $end = $r->[1] < $reach ? $r->[1] : $reach;
-			$shared += $end - $r->[0] + 1;
-		}
-		$reach = $r->[1] if !defined $reach || $r->[1] > $reach;
-	}
-	return $shared;
 }
 
 # The pid of $node's postmaster.
@@ -365,7 +341,7 @@ sub read_state_file
 	die "unexpected uidgen.state size " . length($raw) unless length($raw) == 104;
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
 		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
-		$copy_reason, $blocks_fenced, $takeovers, $origin_worker,
+		$copy_reason, $blocks_fenced, $skip_nonce, $origin_worker,
 		$origin_mark, $sysid, $dir_ino, $timeline) =
 	  unpack('L L Q Q l l l x4 q C C C C L l x4 Q Q Q L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
@@ -382,7 +358,7 @@ sub read_state_file
 		rebase_pending => $rebase_pending,
 		copy_reason => $copy_reason,
 		blocks_fenced => $blocks_fenced,
-		takeovers => $takeovers,
+		skip_nonce => $skip_nonce,
 		origin_worker => $origin_worker,
 		origin_mark => $origin_mark,
 		system_identifier => $sysid,
@@ -408,6 +384,219 @@ sub uuid_ms
 	(my $hex = $u) =~ s/-//g;
 	no warnings 'portable';
 	return hex(substr($hex, 0, 12));
+}
+
+# Arm crash point $point (test builds only, src/crashpoint.c) with $action
+# (kill, wait or error; default kill) in $node's postgresql.conf, for every
+# process (the keeper, the startup process, new sessions): reloaded if the
+# node runs.
+sub arm_crash_point
+{
+	my ($node, $point, $action) = @_;
+	$action //= 'kill';
+	$node->append_conf('postgresql.conf',
+		"uidgen.crash_point = '$point'\nuidgen.crash_action = '$action'\n");
+	$node->reload if defined $node->{_pid};
+	return;
+}
+
+# Disarm the crash point in $node's postgresql.conf.
+sub disarm_crash_point
+{
+	my ($node) = @_;
+	$node->append_conf('postgresql.conf', "uidgen.crash_point = ''\n");
+	$node->reload if defined $node->{_pid};
+	return;
+}
+
+# Wait until $re matches in $node's log from byte $offset on (or the
+# default timeout passes); true if it did.
+sub wait_for_log
+{
+	my ($node, $re, $offset) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (Time::HiRes::time() < $deadline)
+	{
+		return 1 if count_in_log($node, $re, $offset) > 0;
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
+}
+
+# Wait until $node's postmaster is gone by itself (restart_after_crash is
+# off in test clusters: a process that dies at a crash point takes the
+# server down), so that it can be started again; true if it went.
+sub wait_for_server_exit
+{
+	my ($node) = @_;
+	my $pid = $node->{_pid} // postmaster_pid($node);
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	Time::HiRes::usleep(100_000)
+	  while kill(0, $pid) && Time::HiRes::time() < $deadline;
+	return 0 if kill(0, $pid);
+	$node->_update_pid(-1);
+	return 1;
+}
+
+# Stop (SIGSTOP) $node's keeper, so that only the process under test can
+# settle what the keeper would otherwise settle within a second; returns
+# its pid (SIGCONT it, or kill9_with_keeper()).
+sub stop_keeper
+{
+	my ($node) = @_;
+	my $pid = keeper_pid($node) or die 'no uidgen keeper';
+	kill 'STOP', $pid or die "could not stop keeper $pid";
+	return $pid;
+}
+
+# kill -9 $node's postmaster, then its stopped keeper $keeper (which would
+# otherwise keep the shared memory attached), and wait until both are
+# gone.  The postmaster first: nothing may save the state file on exit.
+sub kill9_with_keeper
+{
+	my ($node, $keeper) = @_;
+	my $pm = postmaster_pid($node);
+	$node->kill9;
+	kill 'KILL', $keeper;
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		return if !kill(0, $pm) && !kill(0, $keeper);
+		Time::HiRes::usleep(100_000);
+	}
+	die "postmaster $pm or keeper $keeper did not exit";
+}
+
+# An origin and copies of it: a primary (uidgen.worker_id 1, 16 IDs per
+# ms, 1 s drift bound) whose clock runs $ahead (libfaketime, e.g. '+30s')
+# ahead, and streaming standbys made from one base backup of it, one per
+# element of @$standbys: { name => ..., worker_id => N (default: the
+# primary's), conf => extra postgresql.conf text, start => 0 to leave it
+# stopped }.  The standbys' state files are removed (only the marks they
+# replay may lift them above the primary), and their clocks are real.
+# Returns the primary and the standbys.
+sub skewed_origin
+{
+	my ($name, $ahead, $standbys) = @_;
+	my $primary = uidgen_node("${name}_primary", init => { allows_streaming => 1 },
+		start => 0, 'uidgen.worker_id' => 1, 'uidgen.sequence_bits' => 4,
+		'uidgen.max_clock_drift' => '1s');
+	my $fake = $primary->basedir . '/faketime';
+	faketime_set($fake, $ahead);
+	start_faked($primary, $fake);
+	$primary->safe_psql('postgres', 'CREATE EXTENSION uidgen');
+	$primary->backup('bk');
+	my @nodes;
+	for my $sb (@$standbys)
+	{
+		my $node = PostgreSQL::Test::Cluster->new($sb->{name});
+		$node->init_from_backup($primary, 'bk', has_streaming => 1);
+		my $state = $node->data_dir . '/uidgen.state';
+		!-e $state or unlink($state) or die "could not remove $state: $!";
+		$node->append_conf('postgresql.conf', "uidgen.worker_id = $sb->{worker_id}\n")
+		  if defined $sb->{worker_id};
+		$node->append_conf('postgresql.conf', $sb->{conf}) if defined $sb->{conf};
+		$node->start unless defined $sb->{start} && !$sb->{start};
+		push @nodes, $node;
+	}
+	return ($primary, @nodes);
+}
+
+# $node's high-water mark, before it hands out anything (the clock starts
+# above it after a restart), is above the origin's last ID: checked at
+# once, whereas IDs above the origin's may wait for the wall clock to come
+# within the drift bound of the mark, and by then a server that wrongly
+# started at its wall clock would be above them too.
+sub check_hwm_above
+{
+	my ($node, $what, $old) = @_;
+	my ($above, $ahead) = split /\|/, $node->safe_psql('postgres', qq{
+		SELECT high_water_mark > snowflake_timestamp($old->{max_id}),
+		  extract(epoch FROM high_water_mark - snowflake_timestamp($old->{max_id}))
+		FROM uidgen_status()});
+	note(sprintf('%s: high-water mark %.3f s from the origin\'s last ID', $what, $ahead));
+	is($above, 't', "$what: the high-water mark is above the origin's last ID");
+	return;
+}
+
+# $n snowflake IDs and UUIDs from $node (an origin), in one statement,
+# recorded for promoted_ids_above(); added to $old if given.
+sub origin_burst
+{
+	my ($node, $n, $old) = @_;
+	$old //= { ids => {}, uuids => {} };
+	for (split /\n/, $node->safe_psql('postgres',
+		"SELECT snowflake_next() || '|' || uuidv7_next() FROM generate_series(1, $n)"))
+	{
+		my ($id, $u) = split /\|/;
+		$old->{ids}{$id} = 1;
+		$old->{uuids}{$u} = 1;
+		$old->{max_id} = $id if !defined $old->{max_id} || $id > $old->{max_id};
+		$old->{max_u} = $u if !defined $old->{max_u} || $u gt $old->{max_u};
+	}
+	return $old;
+}
+
+# Check $n snowflake IDs and UUIDs of $node against what an origin issued
+# ($old: { ids => { id => 1 }, uuids => { uuid => 1 }, max_id, max_u }):
+# none repeats one, each is above the origin's last, with worker id
+# $worker (layout of skewed_origin()).  Returns the first ID.
+sub promoted_ids_above
+{
+	my ($node, $what, $old, $worker, $n) = @_;
+	$n //= 2000;
+	my @new = split /\n/, $node->safe_psql('postgres',
+		"SELECT snowflake_next() || '|' || uuidv7_next() FROM generate_series(1, $n)");
+	is(scalar @new, $n, "$what: $n IDs");
+	my ($rep, $urep, $below, $ubelow, $other) = (0, 0, 0, 0, 0);
+	for (@new)
+	{
+		my ($id, $u) = split /\|/;
+		$rep++ if $old->{ids}{$id};
+		$urep++ if $old->{uuids}{$u};
+		$below++ if $id <= $old->{max_id};
+		$ubelow++ if $u le $old->{max_u};
+		$other++ if (($id >> 4) & 1023) != $worker;
+	}
+	my ($first) = split /\|/, $new[0];
+	note(sprintf('%s: first ID %.3f s %s the origin\'s last; %d below, %d repeats',
+		$what, abs(snowflake_ms($first, sequence_bits => 4) - snowflake_ms($old->{max_id}, sequence_bits => 4)) / 1000,
+		$first > $old->{max_id} ? 'above' : 'BELOW', $below, $rep));
+	is($rep, 0, "$what: no snowflake ID repeats one of the origin's");
+	is($urep, 0, "$what: no UUID repeats one of the origin's");
+	is($below, 0, "$what: every snowflake ID is above the origin's last");
+	is($ubelow, 0, "$what: every UUID is above the origin's last");
+	is($other, 0, "$what: every snowflake ID has worker id $worker");
+	return $first;
+}
+
+# $n blocks of block sequence $seq from $node's database $db, as
+# [first, last] pairs.
+sub seq_blocks
+{
+	my ($node, $db, $seq, $n) = @_;
+	return [ map { [ split /\|/ ] } split /\n/, $node->safe_psql($db, qq{
+		SELECT (b).first_id || '|' || (b).last_id FROM (
+			SELECT seq_reserve_block('$seq') AS b FROM generate_series(1, $n)
+			OFFSET 0) AS s}) ];
+}
+
+# How many values of the ranges ([first, last]) in @$new lie in ranges of
+# @$old (each list disjoint in itself).
+sub range_overlap
+{
+	my ($old, $new) = @_;
+	my @all = sort { $a->[0] <=> $b->[0] } @$old, @$new;
+	my ($ids, $reach) = (0, undef);
+	for my $r (@all)
+	{
+		if (defined $reach && $r->[0] <= $reach)
+		{
+			my $end = $r->[1] < $reach ? $r->[1] : $reach;
+			$ids += $end - $r->[0] + 1;
+		}
+		$reach = $r->[1] if !defined $reach || $r->[1] > $reach;
+	}
+	return $ids;
 }
 
 1;

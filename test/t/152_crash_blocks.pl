@@ -57,13 +57,7 @@ sub record
 sub hand_out
 {
 	my ($node, $blocks, $values) = @_;
-	for my $seq ('tab', 'nat')
-	{
-		record($seq, split /\n/, $node->safe_psql('postgres', qq{
-			SELECT (b).first_id || '|' || (b).last_id FROM (
-				SELECT seq_reserve_block('$seq') AS b FROM generate_series(1, $blocks)
-				OFFSET 0) AS s}));
-	}
+	push @{ $got{$_} }, @{ seq_blocks($node, 'postgres', $_, $blocks) } for ('tab', 'nat');
 	record('nxt', split /\n/, $node->safe_psql('postgres',
 		"SELECT seq_next('nxt') FROM generate_series(1, $values)"));
 	return;
@@ -75,7 +69,7 @@ sub check_disjoint
 	my ($when) = @_;
 	for my $seq (sort keys %got)
 	{
-		is(range_overlaps($got{$seq}), 0,
+		is(range_overlap($got{$seq}, []), 0,
 			sprintf('%s: no ID of "%s" handed out twice (%d ranges)',
 				$when, $seq, scalar @{ $got{$seq} }));
 	}
@@ -228,7 +222,7 @@ hand_out($standby, 20, 500);
 for my $seq (sort keys %lag)
 {
 	my @after = @{ $got{$seq} }[ $before{$seq} + @{ $lag{$seq} } .. $#{ $got{$seq} } ];
-	is(range_overlaps([ @{ $lag{$seq} }, @after ]), 0,
+	is(range_overlap($lag{$seq}, \@after), 0,
 		sprintf('"%s": nothing the promoted server handed out (%d ranges) overlaps the %d ranges of the lag',
 			$seq, scalar @after, scalar @{ $lag{$seq} }));
 }

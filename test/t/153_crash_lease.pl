@@ -137,7 +137,7 @@ set_crash_point($node, 'lease-release-before-registry');
 $node->stop('fast', fail_ok => 1);
 ok($node->log_contains(qr/uidgen crash point "lease-release-before-registry" reached/, $offset),
 	'at shutdown, the lease worker was killed before the release reached the registry');
-$node->adjust_conf('postgresql.conf', 'uidgen.crash_point', "''");
+disarm_crash_point($node);
 $node->start;
 wait_lease() or die 'no lease after the release';
 generate(500);
