@@ -215,7 +215,7 @@ skip_attempt('skip-after-update', 'kill');
 skip_attempt('skip-after-record', 'kill');
 skip_attempt('skip-after-record', 'error');
 skip_attempt('skip-after-commit', 'kill');
-# the key is the timeline plus 2^32 times the take-overs (src/failover.c)
+# the key is the timeline (plus 2^32 times a take-over's nonce: src/failover.c)
 is($standby->safe_psql('postgres', 'SELECT timeline % 4294967296 FROM id_sequences_timeline'),
 	'2', 'the skip for timeline 2 is recorded');
 hand_out($standby, 20, 500);
