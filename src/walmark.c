@@ -73,6 +73,7 @@ walmark_redo(XLogReaderState *record)
 {
 	UidgenShared *s = uidgen_shared;
 	xl_uidgen_mark *rec = (xl_uidgen_mark *) XLogRecGetData(record);
+	bool		sticky;
 
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_UIDGEN_MARK)
 		elog(PANIC, "uidgen redo: unknown op code %u", XLogRecGetInfo(record));
@@ -85,19 +86,23 @@ walmark_redo(XLogReaderState *record)
 	if (s == NULL)
 		return;
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+
 	/*
-	 * An origin with this server's own worker id stays its origin (a copy of
-	 * a standby that has the standby's worker id: copies_start()), so that
-	 * the primary's records do not settle it.
+	 * A copy other than a standby whose origin has this server's own worker
+	 * id (a copy of a standby with the standby's worker id, copies_start())
+	 * keeps it: its origin issued IDs under it, whatever the records replayed
+	 * say.  A standby's origin is its primary's, and a former primary
+	 * rejoining as a standby starts with its own worker id there.
 	 */
+	sticky = s->copy_reason != UIDGEN_COPY_STANDBY &&
+		s->origin_worker == uidgen_settings.worker_id;
 	if (s->copy_reason != UIDGEN_COPY_NONE &&
 		(rec->mark > pg_atomic_read_u64(&s->origin_mark) ||
-		 (rec->worker_id != s->origin_worker &&
-		  s->origin_worker != uidgen_settings.worker_id)))
+		 (rec->worker_id != s->origin_worker && !sticky)))
 	{
 		if (rec->mark > pg_atomic_read_u64(&s->origin_mark))
 			pg_atomic_write_u64(&s->origin_mark, rec->mark);
-		if (s->origin_worker != uidgen_settings.worker_id)
+		if (!sticky)
 			s->origin_worker = rec->worker_id;
 		CRASH_POINT("redo-mark-before-file");
 		if (s->problem != UIDGEN_STATE_CORRUPT)
