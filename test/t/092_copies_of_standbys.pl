@@ -11,38 +11,11 @@
 # last 100 blocks again.
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use lib 'test';
 use UidgenTest;
-
-# "first|last" of n blocks of 'tab' on $node, as [first, last] pairs.
-sub blocks
-{
-	my ($node, $n) = @_;
-	return map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres', qq{
-		SELECT (b).first_id || '|' || (b).last_id FROM (
-		  SELECT seq_reserve_block('tab') AS b FROM generate_series(1, $n) OFFSET 0) s});
-}
-
-# How many values two lists of blocks share.
-sub overlap
-{
-	my ($x, $y) = @_;
-	my $n = 0;
-	for my $a (@$x)
-	{
-		for my $b (@$y)
-		{
-			my $lo = $a->[0] > $b->[0] ? $a->[0] : $b->[0];
-			my $hi = $a->[1] < $b->[1] ? $a->[1] : $b->[1];
-			$n += $hi - $lo + 1 if $hi >= $lo;
-		}
-	}
-	return $n;
-}
 
 ######## a clone of a standby, started as a primary
 my $p = uidgen_node('p', init => { allows_streaming => 1 }, 'uidgen.worker_id' => 10);
@@ -100,11 +73,11 @@ $q->wait_for_catchup($r, 'replay', $q->lsn('replay'));
 $o->stop('immediate');
 $q->promote;
 $q->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die;
-blocks($q, 1);
+seq_blocks($q, 'postgres', 'tab', 1);
 $q->wait_for_catchup($r);
 # the lag: r stopped, q hands out 100 blocks and is gone
 $r->stop;
-my @lag = blocks($q, 100);
+my @lag = @{ seq_blocks($q, 'postgres', 'tab', 100) };
 $q->stop('immediate');
 
 unlink($r->data_dir . '/standby.signal') or die "unlink: $!";
@@ -118,8 +91,8 @@ like(psql_error($r, q{SELECT seq_reserve_block('tab')}),
 	qr/ERROR:\s+55000: uidgen.worker_id 2 is the worker id of the server this data directory was copied from/,
 	'seq_reserve_block() refuses: the standby\'s own worker id is an origin\'s');
 $r->safe_psql('postgres', 'SELECT uidgen_take_over()');
-my @after = blocks($r, 100);
-is(overlap(\@lag, \@after), 0,
+my @after = @{ seq_blocks($r, 'postgres', 'tab', 100) };
+is(range_overlap(\@lag, \@after), 0,
 	'after the take-over, none of the 100,000 values of the lag is handed out again');
 is(count_in_log($r, qr/skipped every block sequence of database "postgres" ahead by 1000000 values after the timeline changed from 2 to 2 \(taken over, [0-9a-f]{8}\)/),
 	1, 'the skip is logged with the take-over\'s key');

@@ -72,25 +72,6 @@ sub record
     return;
 }
 
-# How many IDs of the ranges in @$new lie in ranges of @$old (each list
-# disjoint in itself).
-sub overlap
-{
-    my ($old, $new) = @_;
-    my @all = sort { $a->[0] <=> $b->[0] } @$old, @$new;
-    my ($ids, $reach) = (0, undef);
-    for my $r (@all)
-    {
-        if (defined $reach && $r->[0] <= $reach)
-        {
-            my $end = $r->[1] < $reach ? $r->[1] : $reach;
-            $ids += $end - $r->[0] + 1;
-        }
-        $reach = $r->[1] if !defined $reach || $r->[1] > $reach;
-    }
-    return $ids;
-}
-
 # A streaming (asynchronous) standby of $upstream, caught up, with extra
 # settings, and a worker id of its own, as every member of a replication
 # cluster has (a copy with its origin's worker id refuses block sequences
@@ -142,7 +123,7 @@ sub check_after
         my $got = hand_out($node, $db, $lag_blocks, $lag_nexts);
         for my $seq (sort keys %$got)
         {
-            $ids{"$db.$seq"} = overlap($all->{$db}{$seq}, $got->{$seq});
+            $ids{"$db.$seq"} = range_overlap($all->{$db}{$seq}, $got->{$seq});
             if ($expect_zero)
             {
                 is($ids{"$db.$seq"}, 0, "$what: $db.$seq: no ID handed out again");
