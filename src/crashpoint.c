@@ -77,8 +77,12 @@ crashpoint_reach(const char *name)
 			for (;;)
 				pause();
 		case CRASH_WAIT:
+			/* interrupts too: a promotion waits for every backend's barrier */
 			while (access(CRASH_RELEASE_FILE, F_OK) != 0)
+			{
+				CHECK_FOR_INTERRUPTS();
 				pg_usleep(10000L);
+			}
 			ereport(LOG,
 					(errmsg("uidgen crash point \"%s\" released", name)));
 			break;
