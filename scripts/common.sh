@@ -82,8 +82,8 @@ copy_for_tests() {
 # Make $1 a directory of the PostgreSQL programs under test whose postgres
 # wrapper runs the shell text $2 with the real postgres and its arguments
 # appended ("exec valgrind ...", say), except for initdb's bootstrap,
-# single-user and settings checks and the version checks.  Copies, not links: pg_ctl and
-# initdb look for postgres next to their own resolved path.
+# single-user and settings checks and the version checks.  Copies, not
+# links: pg_ctl and initdb look for postgres next to their own resolved path.
 wrap_postgres() {
     local dir=$1 run=$2
     mkdir -p "$dir"
