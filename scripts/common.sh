@@ -5,7 +5,7 @@
 
 set -euo pipefail
 
-UIDGEN_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+UIDGEN_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 # The PostgreSQL major to build and test against: Debian's packages of it,
 # or, with UIDGEN_PG_CONFIG, a PostgreSQL installed some other way (then only
 # the build and test tools are installed from Debian's archive).
@@ -41,13 +41,16 @@ install_packages() {
 }
 
 # Build and install the extension into the directories of the PostgreSQL
-# whose pg_config is $1 (default: the one under test); needs root.
+# whose pg_config is $1 (default: the one under test); more arguments are
+# make variables for the build (COPT="-O0 --coverage", say); needs root.
 build_and_install() {
     local pg_config=${1:-$PG_CONFIG}
-    echo "== building uidgen for $("$pg_config" --version)"
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" clean
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config"
-    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" install
+    [ $# -eq 0 ] || shift
+    echo "== building uidgen for $("$pg_config" --version)${*:+ with $*}"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@" clean
+    rm -f "$UIDGEN_SRC"/src/*.gcno "$UIDGEN_SRC"/src/*.gcda
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@"
+    make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@" install
 }
 
 # Run a command as the unprivileged account, in the current directory.
@@ -67,6 +70,34 @@ make_workdir() {
     echo "$dir"
 }
 
+# Copy the checkout into $1 for the unprivileged account: the tests write
+# results next to the sources.
+copy_for_tests() {
+    rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
+        --exclude '*.gcno' --exclude '*.gcda' --exclude tmp_check --exclude results \
+        "$UIDGEN_SRC/" "$1/"
+    chown -R "$RUN_AS" "$1"
+}
+
+# Make $1 a directory of the PostgreSQL programs under test whose postgres
+# wrapper runs the shell text $2 with the real postgres and its arguments
+# appended ("exec valgrind ...", say), except for initdb's bootstrap,
+# single-user and settings checks and the version checks.  Copies, not
+# links: pg_ctl and initdb look for postgres next to their own resolved path.
+wrap_postgres() {
+    local dir=$1 run=$2
+    mkdir -p "$dir"
+    cp -p "$PG_BIN"/* "$dir/"
+    cat >"$dir/postgres" <<WRAPPER
+#!/bin/bash
+case "\$1" in
+    --boot|--single|--check|-V|--version|-C|--describe-config) exec "$PG_BIN/postgres" "\$@" ;;
+esac
+$run "$PG_BIN/postgres" "\$@"
+WRAPPER
+    chmod 755 "$dir/postgres"
+}
+
 # Start a cluster in $1 on port $2 with uidgen preloaded, listening only on
 # a Unix socket in $1; more postgresql.conf lines may follow as arguments.
 # Run it from a directory the unprivileged account can enter (e.g. $1).
@@ -83,6 +114,35 @@ max_prepared_transactions = 10
 CONF
     [ $# -eq 0 ] || printf '%s\n' "$@" >>"$dir/data/postgresql.conf"
     as_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}
+
+# pg_regress and the isolation specs (make installcheck) on a cluster of
+# their own in $1 on port $2, from the test copy in the current directory;
+# prints the diffs on failure.
+run_installcheck() {
+    local dir=$1 port=$2 rc=0
+    echo "== make installcheck (pg_regress and isolation)"
+    start_cluster "$dir" "$port"
+    as_user make -s PG_CONFIG="$PG_CONFIG" PGHOST="$dir" PGPORT="$port" PGUSER=postgres \
+        installcheck || rc=1
+    [ $rc -eq 0 ] || find . -name regression.diffs -exec cat {} +
+    stop_cluster "$dir"
+    return $rc
+}
+
+# The TAP tests given as arguments (default: all) from the test copy in the
+# current directory, with the programs of $PG_BIN first in PATH; prints the
+# tails of their logs on failure.
+run_tapcheck() {
+    local tests="$*" f which=()
+    [ -z "$tests" ] || which=(PROVE_TESTS="$tests")
+    echo "== make tapcheck (TAP${tests:+: $tests})"
+    as_user make -s PG_CONFIG="$PG_CONFIG" bindir="$PG_BIN" PROVE_FLAGS="--timer" \
+        "${which[@]}" tapcheck && return 0
+    for f in tmp_check/log/regress_log_*; do
+        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
+    done
+    return 1
 }
 
 # Stop the cluster in $1.

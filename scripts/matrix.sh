@@ -7,16 +7,22 @@
 # major fails the run.  After each major's suite, scripts/package.sh builds
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
-# major too.  Run as root: ./scripts/matrix.sh [major ...]
+# major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
+# runs on a gcov build and prints the coverage of src/, and
+# scripts/sanitize.sh runs after it: ASan and UBSan over the suite, valgrind
+# over make installcheck.  Run as root: ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
 source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
+SANITIZE=scripts/sanitize.sh
+CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-15}
 if [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
     PACKAGE=
+    SANITIZE=
     shift
 fi
 
@@ -116,6 +122,19 @@ PIN
     mv "$tmp" "$root"
 }
 
+# The scripts to run for major $1, in order (the coverage and sanitizer job
+# on $CHECK_MAJOR only).
+scripts_of() {
+    echo $RUN
+    [ "$1" != "$CHECK_MAJOR" ] || echo $SANITIZE
+    echo $PACKAGE
+}
+
+# UIDGEN_COVERAGE for major $1's suite: 1 on $CHECK_MAJOR.
+coverage_of() {
+    [ "$1" != "$CHECK_MAJOR" ] || [ -z "$SANITIZE" ] || echo 1
+}
+
 # Run the suite and the package test (or the benchmark) for major $1 inside
 # the root of suite $2.
 test_in_root() {
@@ -127,18 +146,19 @@ test_in_root() {
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
-    for script in $RUN $PACKAGE; do
+    for script in $(scripts_of "$major"); do
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-            "/tmp/uidgen/$script" || return
+            UIDGEN_COVERAGE="$(coverage_of "$major")" "/tmp/uidgen/$script" || return
     done
 }
 
 # The same for major $1 on this machine.
 test_on_host() {
     local script
-    for script in $RUN $PACKAGE; do
-        in_own_group env UIDGEN_PG_MAJOR="$1" "$UIDGEN_SRC/$script" || return
+    for script in $(scripts_of "$1"); do
+        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
+            "$UIDGEN_SRC/$script" || return
     done
 }
 

@@ -6,8 +6,7 @@ source "$(dirname "$0")/common.sh"
 
 require_root
 work=$(make_workdir)
-rsync -a --exclude .git "$UIDGEN_SRC/" "$work/src/"
-chown -R "$RUN_AS" "$work/src"
+copy_for_tests "$work/src"
 cd "$work/src"
 tests="$*"
 as_user make -s PG_CONFIG="$PG_CONFIG" PROVE_FLAGS="--timer ${PROVE_FLAGS:-}" \

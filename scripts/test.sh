@@ -6,40 +6,59 @@
 # any failure.  Run as root: ./scripts/test.sh
 # UIDGEN_PG_MAJOR picks another of Debian's PostgreSQL majors (default 15),
 # UIDGEN_PG_CONFIG a PostgreSQL installed some other way (scripts/common.sh).
+# UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0)
+# for the run, prints lcov's summary of src/ per file (lines, functions,
+# branches) and the totals after it, and reinstalls the ordinary build.
 source "$(dirname "$0")/common.sh"
 
 require_root
+COVERAGE=${UIDGEN_COVERAGE:-}
+[ -z "$COVERAGE" ] || PACKAGES+=(lcov)
 install_packages
 # A test build: uidgen's crash points (src/crashpoint.h) are compiled in.
 export UIDGEN_CRASH_POINTS=1
 # The pg_upgrade test (test/t/110_pg_upgrade.pl) upgrades from the older
 # major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
 [ -z "${UIDGEN_UPGRADE_FROM:-}" ] || build_and_install "$UIDGEN_UPGRADE_FROM/bin/pg_config"
-build_and_install
+if [ -n "$COVERAGE" ]; then
+    build_and_install "$PG_CONFIG" COPT="-O0 --coverage"
+else
+    build_and_install
+fi
 
 work=$(make_workdir)
 trap 'stop_cluster "$work"' EXIT
-# The tests write results next to the sources: give them a copy they own.
-rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
-    "$UIDGEN_SRC/" "$work/src/"
-chown -R "$RUN_AS" "$work/src"
+copy_for_tests "$work/src"
 cd "$work/src"
+# The servers (running as $RUN_AS) write their gcov counts below this
+# directory instead of next to the objects in the checkout.
+[ -z "$COVERAGE" ] || export GCOV_PREFIX=$work/gcov
+
+# lcov's summary of the counts the servers wrote below $GCOV_PREFIX, per
+# file of src/ and in total.
+coverage_report() {
+    local info=$work/coverage.info rc=(--rc lcov_branch_coverage=1)
+    # lcov 2 (trixie and later) renamed the setting and checks more.
+    lcov --version | grep -q 'version 1\.' ||
+        rc=(--rc branch_coverage=1 --ignore-errors inconsistent,mismatch,unused,empty)
+    # (below $GCOV_PREFIX, under the path the objects were built at)
+    find "$GCOV_PREFIX" -path '*/src/*.gcda' -exec cp -t "$UIDGEN_SRC/src/" {} +
+    lcov -q "${rc[@]}" --capture --directory "$UIDGEN_SRC/src" --base-directory "$UIDGEN_SRC" \
+        --output-file "$info" >/dev/null
+    lcov -q "${rc[@]}" --extract "$info" "$UIDGEN_SRC/src/*" --output-file "$info" >/dev/null
+    echo "== coverage of src/ by the whole suite ($("$PG_CONFIG" --version), gcov, lcov)"
+    lcov "${rc[@]}" --list "$info"
+    lcov "${rc[@]}" --summary "$info"
+}
 
 status=0
-echo "== make installcheck (pg_regress and isolation)"
-start_cluster "$work" 5492
-if ! as_user make -s PG_CONFIG="$PG_CONFIG" PGHOST="$work" PGPORT=5492 PGUSER=postgres installcheck; then
-    status=1
-    find . -name regression.diffs -exec cat {} +
-fi
-stop_cluster "$work"
+run_installcheck "$work" 5492 || status=1
+run_tapcheck || status=1
 
-echo "== make tapcheck (TAP)"
-if ! as_user make -s PG_CONFIG="$PG_CONFIG" PROVE_FLAGS="--timer" tapcheck; then
-    status=1
-    for f in tmp_check/log/regress_log_*; do
-        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
-    done
+if [ -n "$COVERAGE" ]; then
+    coverage_report || status=1
+    rm -f "$UIDGEN_SRC"/src/*.gcda "$UIDGEN_SRC"/src/*.gcno
+    build_and_install
 fi
 
 if [ $status -eq 0 ]; then

@@ -106,6 +106,14 @@ SELECT error_of($$SELECT snowflake_floor('-infinity')$$);
 SELECT error_of($$SELECT snowflake_floor('9999-01-01 00:00:00+00')$$);
 SELECT error_of('SELECT snowflake_floor(epoch - interval ''1 ms'') FROM layout')
     LIKE '22008: timestamp out of range for snowflake IDs: %' AS before_epoch_refused;
+-- After 294247-01-10 a timestamptz's Unix microsecond overflows int64: out of
+-- range (checked before the conversion's sum), also as an epoch argument.
+SELECT error_of($$SELECT snowflake_floor('294270-06-01+00')$$);
+SELECT error_of(format($$SELECT snowflake_at('294270-06-01+00', %s, 0)$$,
+                       CASE worker_id WHEN 0 THEN 1 ELSE 0 END)) FROM layout;
+SELECT error_of($$SELECT snowflake_timestamp(1, '294270-06-01+00', 10, 12)$$);
+SELECT error_of($$SELECT snowflake_worker(1, '294270-06-01+00', 10, 12)$$);
+SELECT error_of($$SELECT snowflake_sequence(1, '294270-06-01+00', 10, 12)$$);
 SELECT error_of('SET uidgen.worker_id = 1');
 SELECT error_of('SET uidgen.epoch = ''2020-01-01''');
 SELECT error_of('SET uidgen.max_clock_drift = 5');

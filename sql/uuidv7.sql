@@ -81,6 +81,11 @@ SELECT error_of($$SELECT uuidv7_at('1969-12-31 23:59:59.999+00')$$);
 SELECT error_of($$SELECT uuidv7_at('10889-08-02 05:31:50.656+00')$$);
 SELECT error_of($$SELECT uuidv7_floor('infinity')$$);
 SELECT error_of($$SELECT uuidv7_floor('-infinity')$$);
+-- After 294247-01-10 a timestamptz's Unix microsecond overflows int64: out of
+-- range (checked before the conversion's sum).
+SELECT error_of($$SELECT uuidv7_at('294270-06-01+00')$$);
+SELECT error_of($$SELECT public.uuidv7('294270-06-01+00'::timestamptz)$$);
+SELECT error_of($$SELECT uuidv7_floor('294270-06-01+00')$$);
 SELECT uuidv7_floor('10889-08-02 05:31:50.655+00') AS last_floor;
 SELECT uuidv7_at(NULL), uuidv7_timestamp(NULL), uuidv7_floor(NULL);
 

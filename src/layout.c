@@ -27,7 +27,9 @@ void
 layout_from_args(UidgenSettings *l, TimestampTz epoch, int32 worker_bits,
 				 int32 sequence_bits)
 {
-	if (TIMESTAMP_NOT_FINITE(epoch) || timestamptz_to_unix_ms(epoch) < 0)
+	int64		epoch_ms;
+
+	if (!timestamptz_to_unix_ms(epoch, &epoch_ms) || epoch_ms < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake epoch: \"%s\"", timestamptz_to_str(epoch)),
@@ -51,7 +53,7 @@ layout_from_args(UidgenSettings *l, TimestampTz epoch, int32 worker_bits,
 	l->worker_id = 0;
 	l->worker_bits = worker_bits;
 	l->sequence_bits = sequence_bits;
-	l->epoch_ms = timestamptz_to_unix_ms(epoch);
+	l->epoch_ms = epoch_ms;
 }
 
 /* The millisecond a non-negative ID was generated in; 22008 past timestamptz. */
@@ -74,9 +76,10 @@ int64
 layout_id_at(const UidgenSettings *l, TimestampTz ts)
 {
 	int64		id = -1;
+	int64		ms;
 
-	if (!TIMESTAMP_NOT_FINITE(ts))
-		id = layout_id_of_ms(l, timestamptz_to_unix_ms(ts) - l->epoch_ms);
+	if (timestamptz_to_unix_ms(ts, &ms))
+		id = layout_id_of_ms(l, ms - l->epoch_ms);
 	if (id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -10,6 +10,7 @@
 #ifndef UIDGEN_TIMECONV_H
 #define UIDGEN_TIMECONV_H
 
+#include "common/int.h"
 #include "datatype/timestamp.h"
 
 #define UNIX_EPOCH_IN_PG_USECS \
@@ -22,13 +23,21 @@ unix_ms_to_timestamptz(int64 ms)
 	return ms * 1000 - UNIX_EPOCH_IN_PG_USECS;
 }
 
-/* The millisecond since the Unix epoch holding a finite timestamptz. */
-static inline int64
-timestamptz_to_unix_ms(TimestampTz ts)
+/*
+ * The millisecond since the Unix epoch holding ts, into *ms; false for an
+ * infinite ts and for one whose Unix microsecond overflows int64 (after
+ * 294247-01-10 04:00:54.775807+00), which no caller's range reaches: the
+ * range is checked before the sum, which must not wrap.
+ */
+static inline bool
+timestamptz_to_unix_ms(TimestampTz ts, int64 *ms)
 {
-	int64		us = ts + UNIX_EPOCH_IN_PG_USECS;
+	int64		us;
 
-	return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+	if (TIMESTAMP_NOT_FINITE(ts) || pg_add_s64_overflow(ts, UNIX_EPOCH_IN_PG_USECS, &us))
+		return false;
+	*ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+	return true;
 }
 
 #endif							/* UIDGEN_TIMECONV_H */

@@ -105,9 +105,9 @@ uuidv7_build(uint64 ms, uint32 fraction, const uint8 *random7)
 static uint64
 uuidv7_ms_arg(TimestampTz ts)
 {
-	int64		ms = TIMESTAMP_NOT_FINITE(ts) ? -1 : timestamptz_to_unix_ms(ts);
+	int64		ms;
 
-	if (ms < 0 || ms > UUID_MAX_MS)
+	if (!timestamptz_to_unix_ms(ts, &ms) || ms < 0 || ms > UUID_MAX_MS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for UUIDv7: \"%s\"",
