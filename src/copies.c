@@ -44,14 +44,14 @@
  *	transition			1. durable first				2. then in shared memory
  *	----------			----------------				------------------------
  *	end of recovery		state file: rebase done, the	clocks above the floor;
- *	(copies_end_recovery) copy settled or refused, the	copy state; problem;
- *						skip count + 1 (a copy that		rebase_pending cleared
- *						started without a signal), a
- *						mark above max(origin mark,		last
+ *	(copies_end_recovery) copy settled or refused, a	copy state; problem;
+ *						new skip nonce (a copy that		rebase_pending cleared
+ *						started without a signal), a	last
+ *						mark above max(origin mark,
  *						wall + drift); WAL mark record
  *	uidgen_take_over()	state file: vouched for, blocks	clocks; copy state;
- *						unfenced, take-overs + 1, mark	blocks_fenced cleared
- *						above the floor; WAL mark
+ *						unfenced, a new skip nonce,		blocks_fenced cleared
+ *						a mark above the floor; WAL mark
  *	timeline change		state file: the timeline, or	copy state (a refusal
  *	(copies_refresh)	the copy found and refused		is set in memory
  *												first: it only takes away)
@@ -242,10 +242,10 @@ copies_check_stream(void)
  * the copy, in one durable step (statefile_commit()) before any generator
  * can use it.  A copy whose recovery ended although it started without a
  * signal file (a standby whose standby.signal was removed, restarted as a
- * primary on its primary's timeline) counts in the skip key of block
- * sequences (copies_skip_key()) as a take-over does, so that it skips ahead
- * too; a promotion or the end of a point-in-time recovery starts a new
- * timeline, which changes the key by itself.
+ * primary on its primary's timeline) draws a new skip nonce for the key of
+ * block sequences (copies_skip_key()) as a take-over does, so that it skips
+ * ahead too; a promotion or the end of a point-in-time recovery starts a
+ * new timeline, which changes the key by itself.
  */
 void
 copies_end_recovery(UidgenShared *s)
