@@ -5,34 +5,34 @@ EXTVERSION = 0.2.0
 
 MODULE_big = uidgen
 OBJS = \
-	src/uidgen.o \
-	src/shmem.o \
-	src/clock.o \
-	src/statefile.o \
-	src/identity.o \
-	src/walmark.o \
-	src/copies.o \
-	src/keeper.o \
-	src/lease.o \
-	src/registry.o \
-	src/layout.o \
-	src/snowflake.o \
-	src/uuidv7.o \
-	src/status.o \
-	src/blocks.o \
-	src/allocator.o \
-	src/outcome.o \
-	src/allocsql.o \
-	src/allocworker.o \
-	src/failover.o \
-	src/blockcache.o \
-	src/seqrow.o \
-	src/upgrade.o
+	src/sql/uidgen.o \
+	src/sql/status.o \
+	src/core/shmem.o \
+	src/clock/clock.o \
+	src/clock/statefile.o \
+	src/clock/identity.o \
+	src/clock/walmark.o \
+	src/clock/lease.o \
+	src/clock/layout.o \
+	src/replicas/copies.o \
+	src/replicas/keeper.o \
+	src/replicas/registry.o \
+	src/replicas/upgrade.o \
+	src/snowflake/snowflake.o \
+	src/uuidv7/uuidv7.o \
+	src/blocks/blocks.o \
+	src/blocks/allocator.o \
+	src/blocks/outcome.o \
+	src/blocks/allocsql.o \
+	src/blocks/allocworker.o \
+	src/blocks/failover.o \
+	src/blocks/blockcache.o \
+	src/blocks/seqrow.o
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has
-# crash points (src/crashpoint.h); a production build has no trace of them.
+# crash points (src/core/crashpoint.h); a production build has no trace of them.
 ifdef UIDGEN_CRASH_POINTS
-OBJS += src/crashpoint.o
+OBJS += src/core/crashpoint.o
 PG_CPPFLAGS += -DUIDGEN_CRASH_POINTS
 endif
 

@@ -1,0 +1,593 @@
+/*-------------------------------------------------------------------------
+ *
+ * allocsql.c
+ *	  The statements the block allocator runs on id_sequences.
+ *
+ * First the table lock, taken only if it is free at once: if another
+ * session holds or waits for a conflicting lock on id_sequences, every
+ * request of the round is reported back with the table, and its caller
+ * waits for the lock itself.  Then, per sequence, however many requests a
+ * round holds, one UPDATE that locks the row with a SKIP LOCKED subquery and
+ * moves it past all of them; if that does not apply (row locked, missing,
+ * or out of room), one SELECT ... FOR NO KEY UPDATE SKIP LOCKED and one
+ * UPDATE, which also record exhaustion.  FOR NO KEY UPDATE, as no key
+ * column changes: foreign-key checks (FOR KEY SHARE) and refills do not
+ * block each other.  A row locked by another transaction is reported with
+ * its xmax as the tuple header holds it (a transaction or a MultiXactId),
+ * so the allocator never waits on a caller's transaction.
+ *
+ * A sequence of strategy 'sequence' keeps its position in a native sequence
+ * (INCREMENT BY its block size) instead of next_block_start: with its row
+ * locked as above, which keeps seq_advance(), seq_alter() and seq_drop()
+ * out, each block is one nextval(), after a check against max_value that
+ * records exhaustion in the row like for strategy 'table'.  The WAL record
+ * that covers the values (nextval() logs 32 ahead, and then the transaction
+ * commits without flushing anything) is flushed before the commit
+ * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
+ * allocworker.c has the order of a round).
+ *
+ * The statements are schema-qualified (the worker's search_path holds only
+ * pg_catalog), prepared once and kept until a round fails.
+ *
+ * Everything here runs in the allocator worker, inside the transaction
+ * allocworker.c opens and commits.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "common/int.h"
+#include "executor/spi.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "blocks/allocator.h"
+#include "blocks/allocsql.h"
+#include "core/crashpoint.h"
+
+/* The extension and its schema; the prepared statements. */
+static Oid	plan_ext = InvalidOid;
+static Oid	plan_nsp = InvalidOid;
+static SPIPlanPtr plan_fast = NULL;
+static SPIPlanPtr plan_lock = NULL;
+static SPIPlanPtr plan_find = NULL;
+static SPIPlanPtr plan_update = NULL;
+static SPIPlanPtr plan_seqpos = NULL;
+static SPIPlanPtr plan_nextval = NULL;
+/* The statements know id_sequences.strategy (0.2.0; 0.1.0 lacks it). */
+static bool plan_strategy = false;
+
+/* Prepare and keep one statement. */
+static SPIPlanPtr
+alloc_plan(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	return plan;
+}
+
+/* The schema uidgen is installed in. */
+static Oid
+alloc_extension_schema(Oid ext)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(ext)};
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
+							  " WHERE e.oid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not find the schema of extension uidgen");
+	return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* The extension was dropped (or never installed): no id_sequences. */
+static void
+alloc_not_installed(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("extension \"uidgen\" is not installed in this database")));
+}
+
+/*
+ * The OID of id_sequences, looked up by name in each round, as the
+ * statements are (the plan cache resolves their names again when the table
+ * changes): the lock taken on it is the one they use.  Also for failover.c.
+ */
+Oid
+allocsql_table(void)
+{
+	Oid			relid;
+
+	if (!OidIsValid(plan_ext))
+	{
+		Oid			ext = get_extension_oid("uidgen", true);
+
+		if (!OidIsValid(ext))
+			alloc_not_installed();
+		plan_nsp = alloc_extension_schema(ext);
+		plan_ext = ext;
+	}
+	relid = get_relname_relid("id_sequences", plan_nsp);
+	if (!OidIsValid(relid))
+		alloc_not_installed();
+	return relid;
+}
+
+/* Free the prepared statements. */
+static void
+alloc_free_plans(void)
+{
+	if (plan_fast != NULL)
+	{
+		SPI_freeplan(plan_fast);
+		SPI_freeplan(plan_lock);
+		SPI_freeplan(plan_find);
+		SPI_freeplan(plan_update);
+		SPI_freeplan(plan_seqpos);
+		SPI_freeplan(plan_nextval);
+	}
+	plan_fast = plan_lock = plan_find = plan_update = NULL;
+	plan_seqpos = plan_nextval = NULL;
+}
+
+/* Forget the statements, so that the next round looks the table up again. */
+void
+allocsql_forget(void)
+{
+	alloc_free_plans();
+	plan_ext = plan_nsp = InvalidOid;
+}
+
+/*
+ * Build the statements on id_sequences, schema-qualified.  They are kept
+ * until a round fails; the plan cache replans them if the table changes.
+ * Until ALTER EXTENSION uidgen UPDATE adds column strategy (0.1.0's
+ * table), every sequence is of strategy 'table'; the statements are built
+ * again when the column appears, with the table's lock held.
+ */
+static void
+alloc_prepare(Oid relid)
+{
+	bool		has_strategy = get_attnum(relid, "strategy") != InvalidAttrNumber;
+	const char *table_only;
+	const char *strategy_cols;
+	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
+	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
+	Oid			seq_types[2] = {REGCLASSOID, INT4OID};
+	char	   *schema;
+	char	   *table;
+
+	if (plan_fast != NULL && plan_strategy == has_strategy)
+		return;
+	alloc_free_plans();
+	plan_strategy = has_strategy;
+	table_only = has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
+	strategy_cols = has_strategy ?
+		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid" :
+		"false, NULL::pg_catalog.oid";
+	schema = get_namespace_name(plan_nsp);
+	if (schema == NULL)
+		alloc_not_installed();
+	table = psprintf("%s.id_sequences", quote_identifier(schema));
+	/* strategy 'table': the whole batch in one statement, when it fits */
+	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
+									" SET next_block_start = t.next_block_start + ($2 + $3 * t.block_size)"
+									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
+									" WHERE name OPERATOR(pg_catalog.=) $1%s"
+									" FOR NO KEY UPDATE SKIP LOCKED)"
+									" AND NOT t.exhausted"
+									" AND t.next_block_start::pg_catalog.numeric + ($2 + $3 * t.block_size)"
+									" <= LEAST(t.max_value, %lld)::pg_catalog.numeric + 1"
+									" RETURNING t.next_block_start - ($2 + $3 * t.block_size), t.block_size",
+									table, table, table_only, (long long) ALLOC_ID_CEILING),
+						   3, fast_types);
+	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s"
+									" FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
+									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, table), 1, types);
+	plan_find = alloc_plan(psprintf("SELECT ctid FROM %s"
+									" WHERE name OPERATOR(pg_catalog.=) $1", table),
+						   1, types);
+	plan_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
+									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
+							 3, types);
+	/* strategy 'sequence': where the native sequence is, and its blocks */
+	plan_seqpos = alloc_plan("SELECT s.seqincrement,"
+							 " pg_catalog.pg_sequence_last_value(s.seqrelid)"
+							 " FROM pg_catalog.pg_sequence s"
+							 " WHERE s.seqrelid OPERATOR(pg_catalog.=) $1", 1, seq_types);
+	plan_nextval = alloc_plan("SELECT pg_catalog.nextval($1)"
+							  " FROM pg_catalog.generate_series(1, $2)", 2, seq_types);
+}
+
+/*
+ * The common case: the whole group fits.  One statement locks the row,
+ * checks and moves it; false (and nothing changed) if it does not apply.
+ */
+static bool
+alloc_serve_fast(AllocWork *works, int count, Datum name)
+{
+	Datum		args[3];
+	int64		explicit_ids = 0;
+	int64		blocks = 0;
+	int64		next;
+	int32		block_size;
+	bool		isnull;
+
+	for (int i = 0; i < count; i++)
+	{
+		explicit_ids += works[i].n;
+		blocks += works[i].n > 0 ? 0 : 1;
+	}
+	args[0] = name;
+	args[1] = Int64GetDatum(explicit_ids);
+	args[2] = Int64GetDatum(blocks);
+	if (SPI_execute_plan(plan_fast, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "SPI_execute_plan failed on id_sequences");
+	if (SPI_processed != 1)
+		return false;
+	next = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	block_size = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	for (int i = 0; i < count; i++)
+	{
+		AllocResult *r = &works[i].result;
+		int64		n = works[i].n > 0 ? works[i].n : block_size;
+
+		r->outcome = ALLOC_OK;
+		r->requested = n;
+		r->first = next;
+		r->last = next + (n - 1);
+		next = r->last + 1;
+	}
+	return true;
+}
+
+/* IDs left from next up to max_value (and below PG_INT64_MAX). */
+static uint64
+alloc_room(int64 next, int64 max_value)
+{
+	int64		ceiling = Min(max_value, ALLOC_ID_CEILING);
+
+	if (next > ceiling)
+		return 0;
+	return (uint64) ceiling - (uint64) next + 1;
+}
+
+/*
+ * Who holds a row locked: the xmax of the tuple at tid and whether it is a
+ * MultiXactId (several lockers), as the tuple header says; SQL's xmax
+ * column cannot tell a MultiXactId from a transaction.  The table's lock is
+ * held.  Left invalid if the row was unlocked meanwhile.  Also for
+ * failover.c.
+ */
+void
+allocsql_row_locker(Oid relid, ItemPointer tid, AllocResult *r)
+{
+	Relation	rel = table_open(relid, NoLock);
+	Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
+	Page		page;
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (off <= PageGetMaxOffsetNumber(page) &&
+		ItemIdIsNormal(PageGetItemId(page, off)))
+	{
+		HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, off));
+		uint16		infomask = htup->t_infomask;
+
+		/* a lock from before 9.3, kept by pg_upgrade, locks nothing */
+		if (!(infomask & HEAP_XMAX_INVALID) && !HEAP_LOCKED_UPGRADED(infomask))
+		{
+			r->locker = HeapTupleHeaderGetRawXmax(htup);
+			r->locker_is_multi = (infomask & HEAP_XMAX_IS_MULTI) != 0;
+			r->locker_lock_only = HEAP_XMAX_IS_LOCKED_ONLY(infomask);
+		}
+	}
+	UnlockReleaseBuffer(buf);
+	table_close(rel, NoLock);
+}
+
+/* Fill in the outcome of every request of a sequence without a lockable row. */
+static void
+alloc_group_missing(Oid relid, AllocWork *works, int count, Datum *args)
+{
+	AllocResult found;
+
+	memset(&found, 0, sizeof(found));
+	found.outcome = ALLOC_UNKNOWN;
+	if (SPI_execute_plan(plan_find, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_plan failed on id_sequences");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		ItemPointerData tid;
+
+		tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+		found.outcome = ALLOC_LOCKED;
+		allocsql_row_locker(relid, &tid, &found);
+	}
+	for (int i = 0; i < count; i++)
+		works[i].result = found;
+}
+
+/* Fail one request of a sequence of strategy 'sequence'. */
+static void
+alloc_fail_work(AllocResult *r, int sqlerrcode, const char *message)
+{
+	r->outcome = ALLOC_FAILED;
+	r->sqlerrcode = sqlerrcode;
+	strlcpy(r->message, message, ALLOC_MSG_LEN);
+}
+
+/*
+ * Flush the WAL up to the native sequence's last record: a nextval() that
+ * did not log relies on an earlier record, and a transaction that wrote no
+ * WAL of its own commits without flushing anything.
+ */
+static void
+alloc_sequence_flush(Oid seqoid)
+{
+	Relation	rel = relation_open(seqoid, AccessShareLock);
+	Buffer		buf = ReadBuffer(rel, 0);
+	XLogRecPtr	lsn;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lsn = PageGetLSN(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, AccessShareLock);
+	XLogFlush(lsn);
+}
+
+/*
+ * The first ID of the native sequence's next nextval(), or PG_INT64_MAX if
+ * there is none; false (the requests failed) if the sequence is gone or
+ * its increment is not the block size.  Before its first nextval() since
+ * a setval(..., false) (seq_create(), seq_advance(), the skip after a
+ * timeline change), the row's next_block_start holds that position, as in
+ * seq_next_unused().
+ */
+static bool
+alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
+					int64 row_next, int64 *next)
+{
+	Datum		args[1] = {ObjectIdGetDatum(seqoid)};
+	const char *problem = NULL;
+	bool		isnull;
+	int64		increment;
+	int64		last;
+
+	if (SPI_execute_plan(plan_seqpos, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_plan failed on pg_sequence");
+	if (SPI_processed != 1)
+		problem = "its native sequence does not exist";
+	else
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		increment = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		*next = row_next;
+		last = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		if (increment != block_size)
+			problem = "the increment of its native sequence is not its block size";
+		else if (!isnull && pg_add_s64_overflow(last, increment, next))
+			*next = PG_INT64_MAX;
+	}
+	if (problem == NULL)
+		return true;
+	for (int i = 0; i < count; i++)
+		alloc_fail_work(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+						problem);
+	return false;
+}
+
+/*
+ * Serve the requests of a sequence of strategy 'sequence', whose row is
+ * locked: each one block (n = block_size, or 22023), one nextval() each,
+ * checked against max_value first; exhaustion is recorded in the row.
+ */
+static void
+alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
+					 int64 row_next, int32 block_size, int64 max_value,
+					 bool exhausted)
+{
+	Datum		seqargs[2];
+	bool		isnull;
+	int64		next;
+	int			blocks = 0;
+	int			row = 0;
+	bool		changed = false;
+
+	if (!alloc_sequence_next(works, count, seqoid, block_size, row_next, &next))
+		return;
+	for (int i = 0; i < count; i++)
+	{
+		AllocResult *r = &works[i].result;
+		int64		n = works[i].n > 0 ? works[i].n : block_size;
+
+		r->requested = n;
+		if (n != block_size)
+			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
+							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
+									 block_size));
+		else if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		{
+			r->outcome = ALLOC_OK;
+			next += n;
+			blocks++;
+		}
+		else
+		{
+			changed |= !exhausted;
+			exhausted = true;
+			r->outcome = ALLOC_EXHAUSTED;
+			r->next_block_start = next;
+			r->max_value = max_value;
+		}
+	}
+	if (blocks > 0)
+	{
+		seqargs[0] = ObjectIdGetDatum(seqoid);
+		seqargs[1] = Int32GetDatum(blocks);
+		if (SPI_execute_plan(plan_nextval, seqargs, NULL, false, 0) != SPI_OK_SELECT ||
+			SPI_processed != (uint64) blocks)
+			elog(ERROR, "could not advance the native sequence of block sequence \"%s\"",
+				 works[0].name);
+		for (int i = 0; i < count; i++)
+		{
+			AllocResult *r = &works[i].result;
+			int64		first;
+
+			if (r->outcome != ALLOC_OK)
+				continue;
+			first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row++],
+												SPI_tuptable->tupdesc, 1, &isnull));
+			/* moved by hand since alloc_sequence_next(): check again */
+			if (alloc_room(first, max_value) < (uint64) block_size)
+			{
+				changed |= !exhausted;
+				exhausted = true;
+				r->outcome = ALLOC_EXHAUSTED;
+				r->next_block_start = first;
+				r->max_value = max_value;
+				continue;
+			}
+			r->first = first;
+			r->last = first + (block_size - 1);
+		}
+		/* durable before the commit hands the blocks out */
+		CRASH_POINT("alloc-before-sequence-flush");
+		alloc_sequence_flush(seqoid);
+	}
+	if (!changed)
+		return;
+	args[1] = Int64GetDatum(row_next);
+	args[2] = BoolGetDatum(true);
+	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
+}
+
+/* Serve every request of one sequence with one row lock and one update. */
+static void
+alloc_serve_group(Oid relid, AllocWork *works, int count)
+{
+	Datum		args[3];
+	bool		isnull;
+	int64		next;
+	int64		max_value;
+	int32		block_size;
+	bool		exhausted;
+	bool		changed = false;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	args[0] = CStringGetTextDatum(works[0].name);
+	if (alloc_serve_fast(works, count, args[0]))
+		return;
+	if (SPI_execute_plan(plan_lock, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_plan failed on id_sequences");
+	if (SPI_processed == 0)
+	{
+		alloc_group_missing(relid, works, count, args);
+		return;
+	}
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	next = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	block_size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	exhausted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	if (DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull)))
+	{
+		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+
+		alloc_serve_sequence(works, count, args, seqoid, next, block_size,
+							 max_value, exhausted);
+		return;
+	}
+
+	for (int i = 0; i < count; i++)
+	{
+		AllocResult *r = &works[i].result;
+		int64		n = works[i].n > 0 ? works[i].n : block_size;
+
+		r->requested = n;
+		if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		{
+			r->outcome = ALLOC_OK;
+			r->first = next;
+			r->last = next + (n - 1);
+			next = r->last + 1;
+			changed = true;
+			continue;
+		}
+		changed |= !exhausted;
+		exhausted = true;
+		r->outcome = ALLOC_EXHAUSTED;
+		r->next_block_start = next;
+		r->max_value = max_value;
+	}
+	if (!changed)
+		return;
+	args[1] = Int64GetDatum(next);
+	args[2] = BoolGetDatum(exhausted);
+	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
+}
+
+/*
+ * Serve every request, in the caller's transaction; the works are sorted by
+ * sequence name.  If the table's lock is not free at once, every request is
+ * answered ALLOC_LOCKED with the table.  Errors propagate.
+ */
+void
+allocsql_serve_all(AllocWork *works, int nworks)
+{
+	Oid			relid = allocsql_table();
+	int			start = 0;
+
+	for (int i = 0; i < nworks; i++)
+		memset(&works[i].result, 0, sizeof(AllocResult));
+	/* the lock the UPDATEs take; never queue behind a caller for it */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+	{
+		for (int i = 0; i < nworks; i++)
+		{
+			works[i].result.outcome = ALLOC_LOCKED;
+			works[i].result.locked_table = relid;
+		}
+		return;
+	}
+	alloc_prepare(relid);
+	while (start < nworks)
+	{
+		int			end = start + 1;
+
+		while (end < nworks && strcmp(works[end].name, works[start].name) == 0)
+			end++;
+		alloc_serve_group(relid, works + start, end - start);
+		start = end;
+	}
+}

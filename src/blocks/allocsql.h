@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * allocsql.h
+ *	  The statements the block allocator runs on id_sequences.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_ALLOCSQL_H
+#define UIDGEN_ALLOCSQL_H
+
+#include "storage/itemptr.h"
+
+#include "blocks/allocator.h"
+
+extern void allocsql_serve_all(AllocWork *works, int nworks);
+extern void allocsql_forget(void);
+extern Oid	allocsql_table(void);
+extern void allocsql_row_locker(Oid relid, ItemPointer tid, AllocResult *r);
+
+#endif							/* UIDGEN_ALLOCSQL_H */

@@ -1,0 +1,256 @@
+/*-------------------------------------------------------------------------
+ *
+ * blocks.c
+ *	  Block sequences: seq_reserve_block(), seq_next(), the invalidation
+ *	  trigger on id_sequences, and the settings, shared memory and hooks of
+ *	  the allocator (allocator.c) and the seq_next() cache (blockcache.c).
+ *
+ * The administrative functions (seq_create() and friends) are SQL; see the
+ * install script.  The functions here never run SQL in the caller's
+ * session: reservations are made by the allocator, in its own transaction,
+ * so the caller's search_path, isolation level and open transaction do not
+ * matter to them.
+ *
+ * What is durable before what, for a caller (crash points in quotes):
+ *	1. the range committed by the allocator (allocworker.c's table)
+ *	2. seq_reserve_block(): the range answered to this backend
+ *	   "reserve-before-return"
+ *	3. the range returned to the client
+ * and for seq_next(), whose blocks are refills committed the same way:
+ *	1. the refill committed, then stored in the shared cache (blockcache.c)
+ *	2. one ID taken from the cache (under the entry's mutex)
+ *	   "next-before-return"
+ *	3. the ID returned to the client
+ * Everything after 1 is in memory: a crash loses it, a gap.
+ * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
+ * transaction, with the row locked FOR UPDATE (which keeps the allocator
+ * off it): one commit, nothing to order.
+ *
+ * Locking: the shared state lives in allocator.c and blockcache.c, and
+ * their locks are described there; the LWLock tranche "uidgen blocks"
+ * holds both locks.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "blocks/allocator.h"
+#include "blocks/blockcache.h"
+#include "blocks/blocks.h"
+#include "replicas/copies.h"
+#include "core/crashpoint.h"
+#include "blocks/failover.h"
+#include "blocks/outcome.h"
+#include "blocks/seqrow.h"
+#include "core/shmem.h"
+
+#define BLOCKS_TRANCHE "uidgen blocks"
+
+PG_FUNCTION_INFO_V1(seq_reserve_block);
+PG_FUNCTION_INFO_V1(seq_next);
+PG_FUNCTION_INFO_V1(seq_invalidate_trigger);
+
+static object_access_hook_type prev_object_access_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Define the block sequence settings. */
+void
+blocks_define_settings(void)
+{
+	allocator_define_settings();
+	blockcache_define_settings();
+	failover_define_settings();
+}
+
+/* shmem_request_hook: the allocator's and the cache's memory. */
+static void
+blocks_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(add_size(allocator_shmem_size(), blockcache_shmem_size()));
+	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
+}
+
+/* shmem_startup_hook: create or attach them. */
+static void
+blocks_shmem_startup(void)
+{
+	LWLockPadded *locks;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	locks = GetNamedLWLockTranche(BLOCKS_TRANCHE);
+	allocator_shmem_init(&locks[0].lock);
+	blockcache_shmem_init(&locks[1].lock);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * object_access_hook: when a database is dropped, its allocator must leave
+ * it (DROP DATABASE waits a few seconds for that); when the extension is
+ * dropped, the database's cached blocks belong to a table that is gone.
+ */
+static void
+blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP)
+		return;
+	if (classId == DatabaseRelationId)
+	{
+		allocator_request_exit(objectId);
+		blockcache_invalidate(objectId, NULL);
+	}
+	else if (classId == ExtensionRelationId)
+	{
+		char	   *name = get_extension_name(objectId);
+
+		if (name != NULL && strcmp(name, "uidgen") == 0)
+			blockcache_invalidate(MyDatabaseId, NULL);
+	}
+}
+
+/* Install the hooks block sequences need (from _PG_init, when preloaded). */
+void
+blocks_register(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = blocks_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = blocks_shmem_startup;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = blocks_object_access;
+}
+
+/* Refuse to reserve where a reservation cannot be made. */
+static void
+blocks_check_callable(const char *what)
+{
+	(void) shmem_get();
+	PreventCommandDuringRecovery(what);
+	PreventCommandIfReadOnly(what);
+	copies_check_blocks();
+}
+
+/* The sequence name argument. */
+static char *
+blocks_name_arg(FunctionCallInfo fcinfo)
+{
+	return text_to_cstring(PG_GETARG_TEXT_PP(0));
+}
+
+/* seq_reserve_block(name [, n]): n (or block_size) consecutive IDs. */
+Datum
+seq_reserve_block(PG_FUNCTION_ARGS)
+{
+	char	   *name = blocks_name_arg(fcinfo);
+	int64		n = PG_NARGS() > 1 ? PG_GETARG_INT64(1) : 0;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AllocResult res;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (PG_NARGS() > 1 && (n <= 0 || n > ALLOC_MAX_IDS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of IDs must be between 1 and %d", ALLOC_MAX_IDS),
+				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
+	blocks_check_callable("seq_reserve_block()");
+	/* an unknown name never reaches (nor starts) the allocator */
+	seqrow_require(fcinfo->flinfo->fn_oid, name);
+	allocator_reserve(name, n, &res);
+	if (res.outcome != ALLOC_OK)
+		outcome_raise(name, &res);
+	CRASH_POINT("reserve-before-return");
+
+	/* the executor has built the result type already: do not build it again */
+	InitMaterializedSRF(fcinfo,
+						rsinfo->expectedDesc != NULL ? MAT_SRF_USE_EXPECTED_DESC : 0);
+	values[0] = Int64GetDatum(res.first);
+	values[1] = Int64GetDatum(res.last);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* seq_next(name): one ID, from the block cached in shared memory. */
+Datum
+seq_next(PG_FUNCTION_ARGS)
+{
+	char	   *name = blocks_name_arg(fcinfo);
+	int64		id;
+
+	blocks_check_callable("seq_next()");
+	id = blockcache_next(name, fcinfo->flinfo->fn_oid);
+	CRASH_POINT("next-before-return");
+	PG_RETURN_INT64(id);
+}
+
+/* The value of column "name" of a row of id_sequences, or NULL. */
+static char *
+blocks_row_name(HeapTuple tuple, TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "name");
+
+	if (tuple == NULL || attno <= 0)
+		return NULL;
+	return SPI_getvalue(tuple, desc, attno);
+}
+
+/*
+ * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
+ * or dropped sequence must not be served from blocks cached before.  It is
+ * ENABLE ALWAYS, so it fires under session_replication_role = replica too;
+ * the allocator's own updates, which only hand blocks out, are ignored.
+ */
+Datum
+seq_invalidate_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	char	   *name;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "seq_invalidate_trigger: not called by the trigger manager");
+	if (allocator_is_this_process())
+		return PointerGetDatum(NULL);
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		blockcache_invalidate(MyDatabaseId, NULL);
+		return PointerGetDatum(NULL);
+	}
+	desc = RelationGetDescr(trigdata->tg_relation);
+	name = blocks_row_name(trigdata->tg_trigtuple, desc);
+	if (name != NULL)
+		blockcache_invalidate(MyDatabaseId, name);
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		name = blocks_row_name(trigdata->tg_newtuple, desc);
+		if (name != NULL)
+			blockcache_invalidate(MyDatabaseId, name);
+	}
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,460 @@
+/*-------------------------------------------------------------------------
+ *
+ * statefile.c
+ *	  Persist the high-water mark of the logical clocks, and the settings
+ *	  that shape snowflake IDs, in $PGDATA/uidgen.state.
+ *
+ * No tick is handed out unless the file on disk already holds a mark at or
+ * above it, so after a crash the clock resumes above every ID issued.  The
+ * mark is written a window ahead of the clock (durable write, fsync and
+ * rename), normally by the keeper worker when the clock passes the middle
+ * of the window; a backend writes it itself only if the clock reaches the
+ * mark first.  All writes happen under UidgenShared->lock, but for the last
+ * one: when the postmaster exits cleanly it saves the exact last tick.  The
+ * mark never moves down while the server runs.  On a primary each new mark
+ * also goes to WAL (walmark.c) before a tick above the old one is used.
+ *
+ * What is durable before what, for the mark (statefile_advance()): the
+ * file with the new mark (fsync, rename, directory fsync); then, on a
+ * primary, its WAL record, flushed (walmark.c); then the mark in shared
+ * memory, and only then a tick above the old mark.  A crash in between
+ * leaves a mark on disk above every tick handed out.  statefile_commit()
+ * does the same for copies.c's transitions, with the clocks raised last.
+ * The exact save at a clean shutdown lowers the mark to the last tick, when
+ * no process can hand out another.
+ *
+ * The file also records what copies.c keeps: the server it vouches for
+ * (system identifier, data directory, timeline), and for a copy not yet
+ * settled, why it is one, its origin's worker id and the last mark
+ * replayed from its origin's WAL.
+ *
+ * statefile_read_at() and statefile_write_at() also serve upgrade.c, which
+ * in binary-upgrade mode (no other process exists yet) reads and writes
+ * this file and the pg_upgrade hand-off file elsewhere.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+
+#include "core/compat.h"
+#include "core/crashpoint.h"
+#include "clock/layout.h"
+#include "clock/lease.h"
+#include "clock/statefile.h"
+#include "clock/walmark.h"
+
+#define STATE_MAGIC		0x55494447	/* "UIDG" */
+#define STATE_VERSION	3
+
+/*
+ * 0.1.0 wrote version 2: the fields up to upgrade_unknown, then padding and
+ * its CRC where copy_reason and the fields after it now are.  Such files
+ * stay readable.
+ */
+#define STATE_V2_VERSION	2
+#define STATE_V2_CRC_AT		TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, upgrade_unknown) + 1)
+#define STATE_V2_SIZE		TYPEALIGN(sizeof(uint64), STATE_V2_CRC_AT + sizeof(pg_crc32c))
+StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
+				 offsetof(StateFileData, rebase_pending) + 1 &&
+				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
+				 STATE_V2_SIZE == 56,
+				 "the layout of uidgen.state changed");
+
+static void statefile_save_exact(int code, Datum arg);
+
+/* Wait event while the state file is written and synced (compat.h). */
+static uint32 we_sync = 0;
+
+/*
+ * How far ahead of the clock the mark is written: a fixed two seconds, so
+ * that the wait after a crash (up to one window) does not grow with
+ * uidgen.max_clock_drift.
+ */
+#define STATE_WINDOW UIDGEN_MS_TO_TICKS(2000)
+
+/* CRC of the first "len" bytes of a file's contents. */
+static pg_crc32c
+statefile_crc(const StateFileData *d, size_t len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, d, len);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* Is "d", "len" bytes long, a sound file of this version or of 0.1.0's? */
+static bool
+statefile_sound(StateFileData *d, ssize_t len)
+{
+	pg_crc32c	v2crc;
+
+	if (len < (ssize_t) STATE_V2_SIZE || d->magic != STATE_MAGIC)
+		return false;
+	if (d->version == STATE_VERSION)
+		return len == sizeof(*d) && d->crc == statefile_crc(d, offsetof(StateFileData, crc));
+	if (d->version != STATE_V2_VERSION || len != STATE_V2_SIZE)
+		return false;
+	memcpy(&v2crc, (char *) d + STATE_V2_CRC_AT, sizeof(v2crc));
+	if (v2crc != statefile_crc(d, STATE_V2_CRC_AT))
+		return false;
+	/* 0.1.0 knew nothing of copies: it vouched for whatever server it ran on */
+	memset(&d->copy_reason, 0, sizeof(*d) - offsetof(StateFileData, copy_reason));
+	d->origin_worker = -1;
+	return true;
+}
+
+/* Read a state file (this one, or a pg_upgrade hand-off) at "path". */
+StateFileRead
+statefile_read_at(const char *path, StateFileData *d)
+{
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	ssize_t		len;
+
+	if (fd < 0 && errno == ENOENT)
+		return STATE_READ_MISSING;
+	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
+	if (fd >= 0)
+		close(fd);
+	return statefile_sound(d, len) ? STATE_READ_OK : STATE_READ_CORRUPT;
+}
+
+/* Read the file; false if it is missing, and problem set if unusable. */
+static bool
+statefile_read(UidgenShared *s, StateFileData *d)
+{
+	StateFileRead r = statefile_read_at(UIDGEN_STATE_FILE, d);
+
+	if (r == STATE_READ_MISSING)
+		return false;
+	if (r == STATE_READ_CORRUPT)
+	{
+		s->problem = UIDGEN_STATE_CORRUPT;
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("uidgen state file \"%s\" is unreadable or corrupt", UIDGEN_STATE_FILE),
+				 errdetail("uidgen will not generate IDs, because it cannot tell which IDs were already issued.")));
+		return false;
+	}
+	if (d->upgrade_unknown)
+	{
+		s->problem = UIDGEN_STATE_UPGRADE_UNKNOWN;
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
+				 errdetail("pg_upgrade ran without handing over uidgen's state; snowflake_next() and uuidv7_next() are disabled.")));
+	}
+	return true;
+}
+
+/* Accept or refuse a change of settings since the file was written. */
+static void
+statefile_check_settings(UidgenShared *s, const StateFileData *d, uint64 floor)
+{
+	if (memcmp(&d->settings, &uidgen_settings, sizeof(UidgenSettings)) == 0)
+		return;
+	if (!layout_change_is_safe(&d->settings, &uidgen_settings, floor))
+	{
+		s->recorded = d->settings;
+		s->problem = UIDGEN_STATE_SETTINGS_CHANGED;
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
+				 errdetail("%s", layout_settings_detail(&d->settings)),
+				 errhint("snowflake_next() is disabled until the settings are restored.")));
+		return;
+	}
+	ereport(LOG,
+			(errmsg("uidgen settings changed; new snowflake IDs are above every ID issued before")));
+}
+
+/*
+ * At start-up: the first tick the clock may hand out (the millisecond after
+ * the saved mark), and when the mark was saved.  Sets problem, recorded and
+ * rebase_pending.
+ */
+uint64
+statefile_load(UidgenShared *s, uint64 *saved_at)
+{
+	StateFileData d;
+	uint64		floor;
+
+	s->recorded = uidgen_settings;
+	s->problem = UIDGEN_STATE_OK;
+	s->recovery_signalled = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	s->rebase_pending = s->recovery_signalled;
+	s->copy_reason = UIDGEN_COPY_NONE;
+	s->blocks_fenced = false;
+	s->skip_nonce = 0;
+	s->origin_worker = -1;
+	s->file_worker = -1;
+	*saved_at = 0;
+	if (!IsUnderPostmaster)
+		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
+	if (!statefile_read(s, &d))
+		return 0;
+	floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
+	*saved_at = d.saved_at;
+	/* promoted, then restarted before the clock moved: the signal file is gone */
+	s->rebase_pending |= d.rebase_pending;
+	pg_atomic_write_u64(&s->hwm, d.hwm);
+	/* who issued the IDs below the mark: copies.c compares it with this server */
+	s->vouched = d.vouched;
+	s->copy_reason = (UidgenCopyReason) d.copy_reason;
+	s->blocks_fenced = d.blocks_fenced;
+	s->skip_nonce = d.skip_nonce;
+	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
+	s->file_worker = d.settings.worker_id;
+	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
+	s->origin_mark_saved = d.origin_mark;
+	/* nothing generates until an operator supplies the old state: keep it so */
+	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+		s->recorded = d.settings;
+	else
+		statefile_check_settings(s, &d, floor);
+	return floor;
+}
+
+/*
+ * Write "d" durably to "path" (through a temporary file, fsync and rename),
+ * stamping its header and CRC; false (after elevel) on failure.
+ */
+bool
+statefile_write_at(const char *path, StateFileData *d, int elevel)
+{
+	char		tmp[MAXPGPATH];
+	int			fd;
+	bool		durable;
+	int			save_errno;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	d->magic = STATE_MAGIC;
+	d->version = STATE_VERSION;
+	d->crc = statefile_crc(d, offsetof(StateFileData, crc));
+
+	/* O_EXCL: never follow a link planted where the hand-off file goes */
+	(void) unlink(tmp);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
+	if (fd < 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp)));
+		return false;
+	}
+	errno = 0;
+	pgstat_report_wait_start(uidgen_wait_event(&we_sync, "UidgenStateFileSync"));
+	durable = write(fd, d, sizeof(*d)) == sizeof(*d);
+	if (!durable && errno == 0)
+		errno = ENOSPC;
+	durable = durable && pg_fsync(fd) == 0;
+	pgstat_report_wait_end();
+	save_errno = errno;
+	CloseTransientFile(fd);
+	if (!durable)
+	{
+		errno = save_errno;
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+		return false;
+	}
+	return durable_rename(tmp, path, elevel) == 0;
+}
+
+/* Fill "d" with the state shared memory holds, under mark "hwm". */
+void
+statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm)
+{
+	memset(d, 0, sizeof(*d));
+	d->hwm = hwm;
+	d->settings = s->recorded;
+	d->rebase_pending = s->rebase_pending;
+	d->upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
+	d->copy_reason = (uint8) s->copy_reason;
+	d->blocks_fenced = s->blocks_fenced;
+	d->skip_nonce = s->skip_nonce;
+	d->origin_worker = s->origin_worker;
+	d->origin_mark = pg_atomic_read_u64(&s->origin_mark);
+	d->vouched = s->vouched;
+}
+
+/* Write this server's file durably from "d"; false (after elevel) on failure. */
+static bool
+statefile_write_data(UidgenShared *s, StateFileData *d, int elevel)
+{
+	d->saved_at = clock_save_time(s);
+	if (!statefile_write_at(UIDGEN_STATE_FILE, d, elevel))
+		return false;
+	s->origin_mark_saved = d->origin_mark;
+	return true;
+}
+
+/* Write this server's file durably with a new mark; false (after elevel) on failure. */
+static bool
+statefile_write(UidgenShared *s, uint64 hwm, int elevel)
+{
+	StateFileData d;
+
+	statefile_fill(s, &d, hwm);
+	return statefile_write_data(s, &d, elevel);
+}
+
+/* The worker id IDs are issued under now, for the mark's WAL record; -1 if none. */
+static int32
+statefile_worker_in_force(UidgenShared *s)
+{
+	return uidgen_registry_on ? lease_worker_id(s) : uidgen_settings.worker_id;
+}
+
+/*
+ * A transition of copies.c (end of recovery, take-over, a copy settled):
+ * make "d", the state it leads to, durable with a mark that covers "floor",
+ * before anything can use it.  In this order: the state file (fsync and
+ * rename); on a primary, the mark's WAL record, flushed; then the mark and
+ * the clocks above "floor" in shared memory.  The caller publishes d's
+ * fields in shared memory after this returns, and holds the lock
+ * exclusively throughout.  On failure (ERROR) nothing has changed in
+ * shared memory, and the file holds the old state or the new one.
+ */
+void
+statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
+{
+	uint64		old = pg_atomic_read_u64(&s->hwm);
+	uint64		mark = Max(old, floor + STATE_WINDOW);
+
+	d->hwm = mark;
+	CRASH_POINT("commit-before-file");
+	(void) statefile_write_data(s, d, ERROR);
+	CRASH_POINT("commit-after-file");
+	if (IsUnderPostmaster && !RecoveryInProgress())
+	{
+		walmark_log(mark, statefile_worker_in_force(s));
+		CRASH_POINT("commit-after-wal");
+	}
+	if (mark != old)
+	{
+		pg_atomic_write_u64(&s->hwm, mark);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	}
+	clock_raise(s, floor);
+}
+
+/* Write the file again with the mark in force (caller holds the lock). */
+void
+statefile_save(UidgenShared *s, int elevel)
+{
+	(void) statefile_write(s, pg_atomic_read_u64(&s->hwm), elevel);
+}
+
+/*
+ * Postmaster exit: every process is gone, so the exact last tick can replace
+ * the mark, and the next start resumes right above it instead of a window
+ * ahead.  Not after a crash, when shared memory cannot be trusted.
+ */
+static void
+statefile_save_exact(int code, Datum arg)
+{
+	UidgenShared *s = (UidgenShared *) DatumGetPointer(arg);
+
+	if (code == 0 && s->problem != UIDGEN_STATE_CORRUPT)
+		(void) statefile_write(s, clock_latest(s), LOG);
+}
+
+/*
+ * If "tick" is past the refresh point, durably write a mark a window beyond
+ * it and publish it.  Re-checked under the lock, so that callers racing past
+ * the same point write the file once.  The mark never moves down: a tick
+ * past the refresh point is above the mark less half a window, so the new
+ * mark is above the old one.
+ */
+static void
+statefile_advance(UidgenShared *s, uint64 tick)
+{
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
+	{
+		uint64		mark = tick + STATE_WINDOW;
+
+		Assert(mark > pg_atomic_read_u64(&s->hwm));
+		(void) statefile_write(s, mark, ERROR);
+		CRASH_POINT("mark-after-file");
+		/* standbys learn it before any tick above the old mark is used */
+		if (!RecoveryInProgress())
+		{
+			walmark_log(mark, statefile_worker_in_force(s));
+			CRASH_POINT("mark-after-wal");
+		}
+		pg_atomic_write_u64(&s->hwm, mark);
+		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+	}
+	LWLockRelease(s->lock);
+}
+
+/* Wake the keeper worker (keeper.c), if it is running. */
+static void
+statefile_wake_keeper(UidgenShared *s)
+{
+	int			procno = s->keeper_procno;
+
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/*
+ * A tick past the refresh point is about to be handed out: if it is beyond
+ * the durable mark, make a new mark durable before the tick is used;
+ * otherwise let the keeper move the mark in the background.
+ */
+void
+statefile_cover(UidgenShared *s, uint64 tick)
+{
+	if (tick > pg_atomic_read_u64(&s->hwm))
+		statefile_advance(s, tick);
+	else
+		statefile_wake_keeper(s);
+}
+
+/* Keeper: move the mark a window ahead if the clock passed its middle. */
+void
+statefile_refresh(UidgenShared *s)
+{
+	if (s->problem != UIDGEN_STATE_CORRUPT)
+		statefile_advance(s, clock_latest(s));
+}
+
+/* Refuse to generate if the state file could not be trusted at start-up. */
+void
+statefile_check_usable(UidgenShared *s)
+{
+	if (likely(s->problem < UIDGEN_STATE_CORRUPT))
+		return;
+	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
+				 errdetail("pg_upgrade ran without handing over uidgen's state, so new IDs could repeat the old cluster's."),
+				 errhint("Stop the server, copy the file \"%s\" from the old cluster's data directory into this one, start the server and run SELECT uidgen_take_over(). If the old cluster never issued IDs with uidgen, remove the file instead.",
+						 UIDGEN_STATE_FILE)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("uidgen state file \"%s\" is corrupt", UIDGEN_STATE_FILE),
+			 errdetail("uidgen cannot tell which IDs were already issued."),
+			 errhint("Stop the server, make sure the system clock is ahead of every ID issued so far, remove the file from the data directory, and start the server.")));
+}

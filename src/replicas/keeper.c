@@ -1,0 +1,91 @@
+/*-------------------------------------------------------------------------
+ *
+ * keeper.c
+ *	  The "uidgen keeper" background worker.
+ *
+ * It sleeps on its latch and wakes when a generator passes the refresh
+ * point of the high-water mark, or once a second, to write the next mark
+ * (statefile.c), to sample the wall clock and, once recovery has ended, to
+ * move the clock past what the original server could have issued (clock.c).  It needs no
+ * database connection, so it runs on primaries and standbys alike.  If it
+ * is down, generators write the mark themselves: nothing waits for it.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+
+#include "clock/clock.h"
+#include "core/compat.h"
+#include "replicas/copies.h"
+#include "replicas/keeper.h"
+#include "clock/statefile.h"
+
+#define KEEPER_NAP_MS 1000
+
+/* Register the keeper (from _PG_init, when preloaded). */
+void
+keeper_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	strcpy(worker.bgw_library_name, "uidgen");
+	strcpy(worker.bgw_function_name, "uidgen_keeper_main");
+	strcpy(worker.bgw_name, "uidgen keeper");
+	strcpy(worker.bgw_type, "uidgen keeper");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* on_shmem_exit callback: the keeper is gone. */
+static void
+keeper_detach(int code, Datum arg)
+{
+	uidgen_shared->keeper_procno = -1;
+}
+
+/* Entry point of the keeper worker. */
+void
+uidgen_keeper_main(Datum arg)
+{
+	UidgenShared *s = shmem_get();
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	s->keeper_procno = UIDGEN_MY_PROCNO;
+	on_shmem_exit(keeper_detach, 0);
+
+	while (!ShutdownRequestPending)
+	{
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		copies_guard(s);
+		copies_refresh(s);
+		statefile_refresh(s);
+		clock_observe(s, clock_latest(s));
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 KEEPER_NAP_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	proc_exit(0);
+}
