@@ -6,6 +6,7 @@ EXTVERSION = 0.2.0
 MODULE_big = uidgen
 OBJS = \
 	src/sql/uidgen.o \
+	src/core/settings.o \
 	src/sql/status.o \
 	src/core/shmem.o \
 	src/clock/clock.o \

@@ -47,6 +47,7 @@
 
 #include "blocks/allocator.h"
 #include "core/compat.h"
+#include "core/settings.h"
 #include "blocks/outcome.h"
 #include "core/shmem.h"
 
@@ -95,10 +96,6 @@ typedef struct AllocShared
 	/* followed by nrequests AllocRequest, MAXALIGNed */
 } AllocShared;
 
-int			uidgen_block_timeout = 10000;
-int			uidgen_block_databases = 4;
-int			uidgen_allocator_idle_timeout = 60;
-
 static AllocShared *alloc_shared = NULL;
 
 /* Wait event of a requester (compat.h). */
@@ -107,30 +104,6 @@ static uint32 we_request = 0;
 /* In an allocator worker: its slot, and the token of its launch. */
 static int	my_slot = -1;
 static uint64 my_token = 0;
-
-/* Define uidgen.block_timeout, uidgen.block_databases and the idle timeout. */
-void
-allocator_define_settings(void)
-{
-	DefineCustomIntVariable("uidgen.block_timeout",
-							"How long a block sequence caller waits for the allocator.",
-							"Past it, seq_reserve_block() and seq_next() fail with SQLSTATE 55P03.",
-							&uidgen_block_timeout,
-							10000, 1, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomIntVariable("uidgen.block_databases",
-							"Number of databases that can use block sequences at the same time.",
-							"Each runs one allocator background worker, counted in max_worker_processes.",
-							&uidgen_block_databases,
-							4, 1, 1024,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("uidgen.allocator_idle_timeout",
-							"How long an idle block allocator stays before it exits.",
-							"0 keeps allocators until shutdown.",
-							&uidgen_allocator_idle_timeout,
-							60, 0, 86400,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-}
 
 /* Offset of the request array. */
 static Size

@@ -60,12 +60,6 @@ typedef struct AllocWork
 	AllocResult result;
 } AllocWork;
 
-/* Settings (allocator.c) */
-extern int	uidgen_block_timeout;
-extern int	uidgen_block_databases;
-extern int	uidgen_allocator_idle_timeout;
-
-extern void allocator_define_settings(void);
 extern bool allocator_is_this_process(void);
 extern Size allocator_shmem_size(void);
 extern void allocator_shmem_init(LWLock *lock);

@@ -60,6 +60,7 @@
 #include "blocks/blockcache.h"
 #include "core/compat.h"
 #include "core/crashpoint.h"
+#include "core/settings.h"
 #include "blocks/failover.h"
 
 /* Wait event of an idle allocator (compat.h). */

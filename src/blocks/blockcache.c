@@ -51,6 +51,7 @@
 
 #include "blocks/blockcache.h"
 #include "core/compat.h"
+#include "core/settings.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 
@@ -99,25 +100,11 @@ typedef struct CacheHint
 	int			index;
 } CacheHint;
 
-int			uidgen_block_cache_entries = 128;
-
 static CacheShared *cache_shared = NULL;
 static CacheHint cache_hints[CACHE_HINTS];
 
 /* Wait event of a backend waiting for a refill (compat.h). */
 static uint32 we_refill = 0;
-
-/* Define uidgen.block_cache_entries. */
-void
-blockcache_define_settings(void)
-{
-	DefineCustomIntVariable("uidgen.block_cache_entries",
-							"Number of block sequences seq_next() can cache in shared memory.",
-							"Each entry holds a current and a spare block of one sequence of one database.",
-							&uidgen_block_cache_entries,
-							128, 1, 65536,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-}
 
 /* Size of the cache. */
 Size

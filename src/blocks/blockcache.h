@@ -13,9 +13,6 @@
 
 #include "blocks/allocator.h"
 
-extern int	uidgen_block_cache_entries;
-
-extern void blockcache_define_settings(void);
 extern Size blockcache_shmem_size(void);
 extern void blockcache_shmem_init(LWLock *lock);
 extern int64 blockcache_next(const char *name, Oid funcid);

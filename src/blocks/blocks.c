@@ -73,15 +73,6 @@ static object_access_hook_type prev_object_access_hook = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* Define the block sequence settings. */
-void
-blocks_define_settings(void)
-{
-	allocator_define_settings();
-	blockcache_define_settings();
-	failover_define_settings();
-}
-
 /* shmem_request_hook: the allocator's and the cache's memory. */
 static void
 blocks_shmem_request(void)

@@ -12,7 +12,6 @@
 #ifndef UIDGEN_BLOCKS_H
 #define UIDGEN_BLOCKS_H
 
-extern void blocks_define_settings(void);
 extern void blocks_register(void);
 
 #endif							/* UIDGEN_BLOCKS_H */

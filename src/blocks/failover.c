@@ -69,11 +69,11 @@
 #include "blocks/allocsql.h"
 #include "replicas/copies.h"
 #include "core/crashpoint.h"
+#include "core/settings.h"
 #include "blocks/failover.h"
 
 #define FAILOVER_TABLE "id_sequences_timeline"
 
-int			uidgen_promotion_skip = 1000000;
 
 /* The key whose skip this database is known to have committed (0: none). */
 static uint64 failover_verified = 0;
@@ -94,20 +94,6 @@ typedef struct FailoverSkip
 } FailoverSkip;
 
 static FailoverSkip failover_done;
-
-/* Define uidgen.promotion_skip. */
-void
-failover_define_settings(void)
-{
-	DefineCustomIntVariable("uidgen.promotion_skip",
-							"How many values every block sequence skips ahead after a timeline change.",
-							"Promotion and the end of a point-in-time recovery start a new timeline. "
-							"The skip covers blocks the old primary handed out whose commits did not reach this server. "
-							"0 turns it off.",
-							&uidgen_promotion_skip,
-							1000000, 0, INT_MAX,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-}
 
 /* The schema-qualified name of a table in the extension's schema. */
 static char *

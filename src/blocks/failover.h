@@ -13,9 +13,6 @@
 
 #include "blocks/allocator.h"
 
-extern int	uidgen_promotion_skip;
-
-extern void failover_define_settings(void);
 extern bool failover_prepare_round(AllocWork *works, int nworks);
 extern void failover_end_round(bool committed);
 

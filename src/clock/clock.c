@@ -40,7 +40,7 @@
 #include "miscadmin.h"
 
 #include "clock/clock.h"
-#include "core/uidgen.h"
+#include "core/settings.h"
 
 /* Backward steps smaller than this are absorbed silently. */
 #define CLOCK_STEP_TOLERANCE UIDGEN_MS_TO_TICKS(10)

@@ -13,7 +13,7 @@
 
 #include "datatype/timestamp.h"
 
-#include "core/uidgen.h"
+#include "core/settings.h"
 
 /* Bits left for the timestamp under a layout. */
 static inline int

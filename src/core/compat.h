@@ -26,22 +26,6 @@
 #define UIDGEN_MY_PROCNO (MyProc->pgprocno)
 #endif
 
-/* 16 added DecodeDateTime()'s error-detail argument. */
-#if PG_VERSION_NUM >= 160000
-#define UIDGEN_DECODE_DATETIME(f, t, n, dt, tm, fs, tz) \
-	DecodeDateTime(f, t, n, dt, tm, fs, tz, &(DateTimeErrorExtra) {0})
-#else
-#define UIDGEN_DECODE_DATETIME(f, t, n, dt, tm, fs, tz) \
-	DecodeDateTime(f, t, n, dt, tm, fs, tz)
-#endif
-
-/* 16 frees a setting's "extra" with guc_free(): allocate it with guc_malloc(). */
-#if PG_VERSION_NUM >= 160000
-#define UIDGEN_GUC_MALLOC(size) guc_malloc(LOG, size)
-#else
-#define UIDGEN_GUC_MALLOC(size) malloc(size)
-#endif
-
 /*
  * The wait event uidgen reports while waiting: named in pg_stat_activity on
  * 17+ (registered once per process and cached in *cache), "Extension"

@@ -25,58 +25,26 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
-#include "utils/guc.h"
-
 #include "core/crashpoint.h"
+#include "core/settings.h"
 
 #define CRASH_RELEASE_FILE "uidgen.crash_release"
-
-typedef enum CrashAction
-{
-	CRASH_KILL,
-	CRASH_WAIT,
-	CRASH_ERROR
-} CrashAction;
-
-static const struct config_enum_entry crash_actions[] = {
-	{"kill", CRASH_KILL, false},
-	{"wait", CRASH_WAIT, false},
-	{"error", CRASH_ERROR, false},
-	{NULL, 0, false}
-};
-
-static char *crash_point = NULL;
-static int	crash_action = CRASH_KILL;
-
-/* Define uidgen.crash_point and uidgen.crash_action (test builds only). */
-void
-crashpoint_define_settings(void)
-{
-	DefineCustomStringVariable("uidgen.crash_point",
-							   "Test builds only: the crash point to act at.",
-							   NULL, &crash_point, "", PGC_SUSET, 0,
-							   NULL, NULL, NULL);
-	DefineCustomEnumVariable("uidgen.crash_action",
-							 "Test builds only: what a process does at the crash point.",
-							 NULL, &crash_action, CRASH_KILL, crash_actions,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-}
 
 /* A process reached crash point "name": act if it is the armed one. */
 void
 crashpoint_reach(const char *name)
 {
-	if (crash_point == NULL || strcmp(crash_point, name) != 0)
+	if (uidgen_crash_point == NULL || strcmp(uidgen_crash_point, name) != 0)
 		return;
 	ereport(LOG,
 			(errmsg("uidgen crash point \"%s\" reached", name)));
-	switch ((CrashAction) crash_action)
+	switch ((UidgenCrashAction) uidgen_crash_action)
 	{
-		case CRASH_KILL:
+		case UIDGEN_CRASH_KILL:
 			(void) kill(getpid(), SIGKILL);
 			for (;;)
 				pause();
-		case CRASH_WAIT:
+		case UIDGEN_CRASH_WAIT:
 			/* interrupts too: a promotion waits for every backend's barrier */
 			while (access(CRASH_RELEASE_FILE, F_OK) != 0)
 			{
@@ -86,7 +54,7 @@ crashpoint_reach(const char *name)
 			ereport(LOG,
 					(errmsg("uidgen crash point \"%s\" released", name)));
 			break;
-		case CRASH_ERROR:
+		case UIDGEN_CRASH_ERROR:
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("uidgen crash point \"%s\"", name)));

@@ -18,7 +18,6 @@
 #define UIDGEN_CRASHPOINT_H
 
 #ifdef UIDGEN_CRASH_POINTS
-extern void crashpoint_define_settings(void);
 extern void crashpoint_reach(const char *name);
 #define CRASH_POINT(name) crashpoint_reach(name)
 #else

@@ -37,7 +37,7 @@
 #include "storage/lwlock.h"
 
 #include "clock/identity.h"
-#include "core/uidgen.h"
+#include "core/settings.h"
 
 /* Room for a lease holder's name (lease.c). */
 #define UIDGEN_HOLDER_LEN 256

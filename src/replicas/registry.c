@@ -42,7 +42,7 @@
 #include "clock/clock.h"
 #include "core/compat.h"
 #include "replicas/registry.h"
-#include "core/uidgen.h"
+#include "core/settings.h"
 
 /* The table, as the lease worker creates it when it is missing. */
 #define REGISTRY_DDL \

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * uidgen.h
- *	  Settings and constants shared by every uidgen module.
+ * settings.h
+ *	  The uidgen.* settings (all of them, settings.c) and the constants of
+ *	  the tick every generator counts in.  A leaf: it includes no other
+ *	  uidgen module, and every module may read it.
  *
  * The logical clocks behind snowflake_next() and uuidv7_next() count ticks of
  * 2^-20 milliseconds since the Unix epoch in an unsigned 64-bit integer,
@@ -12,8 +14,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef UIDGEN_H
-#define UIDGEN_H
+#ifndef UIDGEN_SETTINGS_H
+#define UIDGEN_SETTINGS_H
 
 #define UIDGEN_TICK_SHIFT	20
 #define UIDGEN_TICKS_PER_MS (UINT64CONST(1) << UIDGEN_TICK_SHIFT)
@@ -35,16 +37,36 @@ typedef struct UidgenSettings
 	int64		epoch_ms;		/* uidgen.epoch in ms since the Unix epoch */
 } UidgenSettings;
 
-/* GUC variables (uidgen.c) */
+/* The clock and the snowflake layout */
 extern UidgenSettings uidgen_settings;
-extern int uidgen_max_clock_drift;
+extern int	uidgen_max_clock_drift;
 extern char *uidgen_worker_id_registry;
-extern int uidgen_worker_lease_ms;
+extern int	uidgen_worker_lease_ms;
 
 /* Worker ids are leased from a registry (uidgen.worker_id_registry is set). */
 extern bool uidgen_registry_on;
 
-extern uint64 uidgen_drift_ticks(void);
-extern void _PG_init(void);
+/* Block sequences */
+extern int	uidgen_block_timeout;
+extern int	uidgen_block_databases;
+extern int	uidgen_allocator_idle_timeout;
+extern int	uidgen_block_cache_entries;
+extern int	uidgen_promotion_skip;
 
-#endif							/* UIDGEN_H */
+#ifdef UIDGEN_CRASH_POINTS
+/* Test builds only: what a process does at the armed crash point. */
+typedef enum UidgenCrashAction
+{
+	UIDGEN_CRASH_KILL,
+	UIDGEN_CRASH_WAIT,
+	UIDGEN_CRASH_ERROR
+} UidgenCrashAction;
+
+extern char *uidgen_crash_point;
+extern int	uidgen_crash_action;
+#endif
+
+extern uint64 uidgen_drift_ticks(void);
+extern void settings_define(void);
+
+#endif							/* UIDGEN_SETTINGS_H */
