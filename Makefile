@@ -5,30 +5,32 @@ EXTVERSION = 0.2.0
 
 MODULE_big = uidgen
 OBJS = \
-	src/sql/uidgen.o \
-	src/core/settings.o \
 	src/sql/status.o \
-	src/core/shmem.o \
-	src/clock/clock.o \
-	src/clock/statefile.o \
-	src/clock/identity.o \
-	src/clock/walmark.o \
-	src/clock/lease.o \
-	src/clock/layout.o \
-	src/replicas/copies.o \
-	src/replicas/keeper.o \
-	src/replicas/registry.o \
-	src/replicas/upgrade.o \
+	src/sql/uidgen.o \
 	src/snowflake/snowflake.o \
 	src/uuidv7/uuidv7.o \
-	src/blocks/blocks.o \
 	src/blocks/allocator.o \
-	src/blocks/outcome.o \
 	src/blocks/allocsql.o \
 	src/blocks/allocworker.o \
-	src/blocks/failover.o \
 	src/blocks/blockcache.o \
-	src/blocks/seqrow.o
+	src/blocks/blocks.o \
+	src/blocks/failover.o \
+	src/blocks/outcome.o \
+	src/blocks/seqrow.o \
+	src/replicas/copies.o \
+	src/replicas/keeper.o \
+	src/replicas/leaseworker.o \
+	src/replicas/registry.o \
+	src/replicas/upgrade.o \
+	src/clock/clock.o \
+	src/clock/identity.o \
+	src/clock/layout.o \
+	src/clock/lease.o \
+	src/clock/statefile.o \
+	src/clock/walmark.o \
+	src/core/counters.o \
+	src/core/settings.o \
+	src/core/shmem.o
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has
 # crash points (src/core/crashpoint.h); a production build has no trace of them.

@@ -114,7 +114,7 @@ alloc_requests_offset(void)
 }
 
 /* Size of the allocator's shared memory. */
-Size
+static Size
 allocator_shmem_size(void)
 {
 	return add_size(alloc_requests_offset(),
@@ -128,21 +128,28 @@ alloc_requests(void)
 	return (AllocRequest *) ((char *) alloc_shared + alloc_requests_offset());
 }
 
-/* Create or attach the shared state (AddinShmemInitLock held). */
-void
-allocator_shmem_init(LWLock *lock)
+/* Set up the shared state (postmaster). */
+static void
+allocator_shmem_init(void *mem)
 {
-	bool		found;
+	AllocShared *a = mem;
 
-	alloc_shared = ShmemInitStruct("uidgen allocator", allocator_shmem_size(), &found);
-	if (found)
-		return;
-	memset(alloc_shared, 0, allocator_shmem_size());
-	alloc_shared->lock = lock;
-	alloc_shared->nslots = uidgen_block_databases;
-	alloc_shared->nrequests = shmem_nprocs();
-	for (int i = 0; i < alloc_shared->nslots; i++)
-		alloc_shared->slots[i].procno = -1;
+	a->lock = shmem_lock(UIDGEN_LOCK_ALLOCATOR);
+	a->nslots = uidgen_block_databases;
+	a->nrequests = shmem_nprocs();
+	for (int i = 0; i < a->nslots; i++)
+		a->slots[i].procno = -1;
+}
+
+static const UidgenShmemArea allocator_area = {
+	"uidgen allocator", allocator_shmem_size, allocator_shmem_init, (void **) &alloc_shared
+};
+
+/* Register the allocator's shared memory (from _PG_init, when preloaded). */
+void
+allocator_register(void)
+{
+	shmem_register(&allocator_area);
 }
 
 /* The token naming one launch of one slot's allocator. */

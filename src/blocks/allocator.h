@@ -61,8 +61,7 @@ typedef struct AllocWork
 } AllocWork;
 
 extern bool allocator_is_this_process(void);
-extern Size allocator_shmem_size(void);
-extern void allocator_shmem_init(LWLock *lock);
+extern void allocator_register(void);
 extern void allocator_reserve(const char *name, int64 n, AllocResult *res);
 extern bool allocator_wake(Oid dbid, bool raise);
 extern bool allocator_token_alive(uint64 token);

@@ -52,6 +52,7 @@
 #include "blocks/blockcache.h"
 #include "core/compat.h"
 #include "core/settings.h"
+#include "core/shmem.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 
@@ -107,30 +108,37 @@ static CacheHint cache_hints[CACHE_HINTS];
 static uint32 we_refill = 0;
 
 /* Size of the cache. */
-Size
+static Size
 blockcache_shmem_size(void)
 {
 	return add_size(offsetof(CacheShared, entries),
 					mul_size(uidgen_block_cache_entries, sizeof(CacheEntry)));
 }
 
-/* Create or attach the cache (AddinShmemInitLock held). */
-void
-blockcache_shmem_init(LWLock *lock)
+/* Set up the cache (postmaster). */
+static void
+blockcache_shmem_init(void *mem)
 {
-	bool		found;
+	CacheShared *c = mem;
 
-	cache_shared = ShmemInitStruct("uidgen block cache", blockcache_shmem_size(), &found);
-	if (found)
-		return;
-	memset(cache_shared, 0, blockcache_shmem_size());
-	cache_shared->lock = lock;
-	cache_shared->nentries = uidgen_block_cache_entries;
-	for (int i = 0; i < cache_shared->nentries; i++)
+	c->lock = shmem_lock(UIDGEN_LOCK_BLOCK_CACHE);
+	c->nentries = uidgen_block_cache_entries;
+	for (int i = 0; i < c->nentries; i++)
 	{
-		SpinLockInit(&cache_shared->entries[i].mutex);
-		ConditionVariableInit(&cache_shared->entries[i].cv);
+		SpinLockInit(&c->entries[i].mutex);
+		ConditionVariableInit(&c->entries[i].cv);
 	}
+}
+
+static const UidgenShmemArea blockcache_area = {
+	"uidgen block cache", blockcache_shmem_size, blockcache_shmem_init, (void **) &cache_shared
+};
+
+/* Register the cache's shared memory (from _PG_init, when preloaded). */
+void
+blockcache_register(void)
+{
+	shmem_register(&blockcache_area);
 }
 
 /* Is the entry the one of this sequence of this database?  Mutex held. */

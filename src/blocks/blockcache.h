@@ -13,8 +13,7 @@
 
 #include "blocks/allocator.h"
 
-extern Size blockcache_shmem_size(void);
-extern void blockcache_shmem_init(LWLock *lock);
+extern void blockcache_register(void);
 extern int64 blockcache_next(const char *name, Oid funcid);
 extern void blockcache_invalidate(Oid dbid, const char *name);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);

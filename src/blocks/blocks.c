@@ -63,40 +63,11 @@
 #include "blocks/seqrow.h"
 #include "core/shmem.h"
 
-#define BLOCKS_TRANCHE "uidgen blocks"
-
 PG_FUNCTION_INFO_V1(seq_reserve_block);
 PG_FUNCTION_INFO_V1(seq_next);
 PG_FUNCTION_INFO_V1(seq_invalidate_trigger);
 
 static object_access_hook_type prev_object_access_hook = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/* shmem_request_hook: the allocator's and the cache's memory. */
-static void
-blocks_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(add_size(allocator_shmem_size(), blockcache_shmem_size()));
-	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
-}
-
-/* shmem_startup_hook: create or attach them. */
-static void
-blocks_shmem_startup(void)
-{
-	LWLockPadded *locks;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	locks = GetNamedLWLockTranche(BLOCKS_TRANCHE);
-	allocator_shmem_init(&locks[0].lock);
-	blockcache_shmem_init(&locks[1].lock);
-	LWLockRelease(AddinShmemInitLock);
-}
 
 /*
  * object_access_hook: when a database is dropped, its allocator must leave
@@ -129,10 +100,8 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 void
 blocks_register(void)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = blocks_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = blocks_shmem_startup;
+	allocator_register();
+	blockcache_register();
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = blocks_object_access;
 }
@@ -141,7 +110,7 @@ blocks_register(void)
 static void
 blocks_check_callable(const char *what)
 {
-	(void) shmem_get();
+	shmem_require();
 	PreventCommandDuringRecovery(what);
 	PreventCommandIfReadOnly(what);
 	copies_check_blocks();

@@ -29,6 +29,15 @@
  * the primary's last mark and a drift ahead, callers wait until the wall
  * clock is within the drift.
  *
+ * Locking: none of its own.  The clocks only move forward, by
+ * compare-and-swap; ref_offset, stepped_back, episodes and waits are read
+ * and written atomically without a lock.  clock_raise() is called with
+ * the state lock held (UIDGEN_LOCK_STATE, by clock/statefile.c,
+ * replicas/copies.c and replicas/leaseworker.c), which orders it with the
+ * transitions that make its floor durable; the clocks themselves need no
+ * lock for it.  The clocks start (clock_start()) in the postmaster, from
+ * the state file (clock/statefile.c), before any other process exists.
+ *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------
@@ -38,12 +47,32 @@
 #include <time.h>
 
 #include "miscadmin.h"
+#include "port/atomics.h"
 
 #include "clock/clock.h"
 #include "core/settings.h"
+#include "core/shmem.h"
 
 /* Backward steps smaller than this are absorbed silently. */
 #define CLOCK_STEP_TOLERANCE UIDGEN_MS_TO_TICKS(10)
+
+/* One clock, alone on its cache line. */
+typedef union ClockCell
+{
+	pg_atomic_uint64 last;		/* last tick handed out */
+	char		pad[PG_CACHE_LINE_SIZE];
+} ClockCell;
+
+typedef struct ClockShared
+{
+	ClockCell	clocks[UIDGEN_NCLOCKS];
+	pg_atomic_uint64 ref_offset;	/* real time minus monotonic time, ticks */
+	pg_atomic_uint32 stepped_back;	/* in an episode: real time held */
+	pg_atomic_uint64 episodes;	/* wall clock steps backwards seen */
+	pg_atomic_uint64 waits;		/* calls that waited for real time */
+} ClockShared;
+
+static ClockShared *clk = NULL;
 
 /* A kernel clock reading in ticks. */
 static inline uint64
@@ -78,17 +107,17 @@ ticks_to_seconds(uint64 ticks)
 
 /* An episode: let real time run on from "from", decoupled from the wall clock. */
 static void
-clock_hold_real_time(UidgenShared *s, uint64 from)
+clock_hold_real_time(uint64 from)
 {
-	pg_atomic_write_u64(&s->ref_offset, from - clock_read(CLOCK_MONOTONIC_COARSE));
-	pg_atomic_write_u32(&s->stepped_back, 1);
+	pg_atomic_write_u64(&clk->ref_offset, from - clock_read(CLOCK_MONOTONIC_COARSE));
+	pg_atomic_write_u32(&clk->stepped_back, 1);
 }
 
 /* Count a backwards step of the wall clock and warn about it, once. */
 static void
-clock_count_episode(UidgenShared *s, uint64 step, bool at_start)
+clock_count_episode(uint64 step, bool at_start)
 {
-	pg_atomic_fetch_add_u64(&s->episodes, 1);
+	pg_atomic_fetch_add_u64(&clk->episodes, 1);
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
 			 at_start ?
@@ -98,24 +127,56 @@ clock_count_episode(UidgenShared *s, uint64 step, bool at_start)
 			 errdetail("IDs continue above the last one issued; their timestamps run ahead of the system clock until it catches up.")));
 }
 
+/* Set up the clocks' memory (postmaster); clock_start() starts them. */
+static void
+clock_shmem_init(void *mem)
+{
+	ClockShared *c = mem;
+
+	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
+		pg_atomic_init_u64(&c->clocks[k].last, 0);
+	pg_atomic_init_u64(&c->ref_offset, 0);
+	pg_atomic_init_u32(&c->stepped_back, 0);
+	pg_atomic_init_u64(&c->episodes, 0);
+	pg_atomic_init_u64(&c->waits, 0);
+}
+
+/* Size of the clocks' memory. */
+static Size
+clock_shmem_size(void)
+{
+	return sizeof(ClockShared);
+}
+
+static const UidgenShmemArea clock_area = {
+	"uidgen clock", clock_shmem_size, clock_shmem_init, (void **) &clk
+};
+
+/* Register the clocks' shared memory (from _PG_init, when preloaded). */
+void
+clock_register(void)
+{
+	shmem_register(&clock_area);
+}
+
 /*
  * Start the clock above the saved high-water mark and the wall clock.  If
  * the wall clock is behind the time the mark was saved, that is an episode
  * and real time resumes from the saved time.
  */
 void
-clock_init(UidgenShared *s, uint64 floor, uint64 saved_at)
+clock_start(uint64 floor, uint64 saved_at)
 {
 	uint64		wall = clock_wall_ticks(false);
 
 	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
-		pg_atomic_init_u64(&s->clocks[k].last, Max(wall, floor));
-	pg_atomic_init_u64(&s->ref_offset, wall - clock_read(CLOCK_MONOTONIC_COARSE));
-	pg_atomic_init_u32(&s->stepped_back, 0);
+		pg_atomic_write_u64(&clk->clocks[k].last, Max(wall, floor));
+	pg_atomic_write_u64(&clk->ref_offset, wall - clock_read(CLOCK_MONOTONIC_COARSE));
+	pg_atomic_write_u32(&clk->stepped_back, 0);
 	if (saved_at > wall + CLOCK_STEP_TOLERANCE)
 	{
-		clock_hold_real_time(s, saved_at);
-		clock_count_episode(s, saved_at - wall, true);
+		clock_hold_real_time(saved_at);
+		clock_count_episode(saved_at - wall, true);
 	}
 }
 
@@ -132,10 +193,10 @@ clock_monotonic_ticks(void)
 
 /* Real time, for the drift bound. */
 static uint64
-clock_real_ticks(UidgenShared *s)
+clock_real_ticks(void)
 {
 	return clock_read(CLOCK_MONOTONIC_COARSE) +
-		pg_atomic_read_u64(&s->ref_offset);
+		pg_atomic_read_u64(&clk->ref_offset);
 }
 
 /*
@@ -144,9 +205,9 @@ clock_real_ticks(UidgenShared *s)
  * the episode still sees it (and does not wait for the wall clock).
  */
 uint64
-clock_save_time(UidgenShared *s)
+clock_save_time(void)
 {
-	return Max(clock_wall_ticks(false), clock_real_ticks(s));
+	return Max(clock_wall_ticks(false), clock_real_ticks());
 }
 
 /*
@@ -154,49 +215,49 @@ clock_save_time(UidgenShared *s)
  * end of an episode.  "logical" is a tick just handed out.
  */
 void
-clock_observe(UidgenShared *s, uint64 logical)
+clock_observe(uint64 logical)
 {
 	uint64		mono = clock_read(CLOCK_MONOTONIC_COARSE);
 	uint64		wall = clock_wall_ticks(false);
-	uint64		real = mono + pg_atomic_read_u64(&s->ref_offset);
+	uint64		real = mono + pg_atomic_read_u64(&clk->ref_offset);
 
 	/* preempted between the reads: the pair would show a step that is not */
 	if (clock_read(CLOCK_MONOTONIC_COARSE) - mono > CLOCK_STEP_TOLERANCE / 2)
 		return;
 
-	if (pg_atomic_read_u32(&s->stepped_back))
+	if (pg_atomic_read_u32(&clk->stepped_back))
 	{
 		if (wall + CLOCK_STEP_TOLERANCE >= logical)
 		{
-			pg_atomic_write_u64(&s->ref_offset, wall - mono);
-			pg_atomic_write_u32(&s->stepped_back, 0);
+			pg_atomic_write_u64(&clk->ref_offset, wall - mono);
+			pg_atomic_write_u32(&clk->stepped_back, 0);
 		}
 	}
 	else if (wall + CLOCK_STEP_TOLERANCE < real)
 	{
-		if (pg_atomic_exchange_u32(&s->stepped_back, 1) == 0)
-			clock_count_episode(s, real - wall, false);
+		if (pg_atomic_exchange_u32(&clk->stepped_back, 1) == 0)
+			clock_count_episode(real - wall, false);
 	}
 	else
-		pg_atomic_write_u64(&s->ref_offset, wall - mono);
+		pg_atomic_write_u64(&clk->ref_offset, wall - mono);
 }
 
 /*
  * Move both clocks past "floor" into a later millisecond, so that every tick
  * handed out from now on is in a millisecond above it.  The caller holds
- * UidgenShared->lock.
+ * the state lock (UIDGEN_LOCK_STATE).
  */
 void
-clock_raise(UidgenShared *s, uint64 floor)
+clock_raise(uint64 floor)
 {
 	uint64		target = floor + UIDGEN_TICKS_PER_MS;
 	uint64		last;
 
 	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
 	{
-		last = pg_atomic_read_u64(&s->clocks[k].last);
+		last = pg_atomic_read_u64(&clk->clocks[k].last);
 		while (last < target &&
-			   !pg_atomic_compare_exchange_u64(&s->clocks[k].last, &last, target))
+			   !pg_atomic_compare_exchange_u64(&clk->clocks[k].last, &last, target))
 			;
 	}
 	pg_write_barrier();
@@ -227,12 +288,12 @@ clock_wait(uint64 gap)
 
 /* The later of the clocks' last ticks. */
 uint64
-clock_latest(UidgenShared *s)
+clock_latest(void)
 {
 	uint64		latest = 0;
 
 	for (int k = 0; k < UIDGEN_NCLOCKS; k++)
-		latest = Max(latest, pg_atomic_read_u64(&s->clocks[k].last));
+		latest = Max(latest, pg_atomic_read_u64(&clk->clocks[k].last));
 	return latest;
 }
 
@@ -241,9 +302,9 @@ clock_latest(UidgenShared *s)
  * a multiple of "granule" (a power of two), and within the drift bound.
  */
 uint64
-clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
+clock_next(UidgenClockKind kind, uint64 granule, bool precise)
 {
-	pg_atomic_uint64 *clock = &s->clocks[kind].last;
+	pg_atomic_uint64 *clock = &clk->clocks[kind].last;
 	uint64		drift = uidgen_drift_ticks();
 	uint64		now = clock_wall_ticks(precise);
 	uint64		last = pg_atomic_read_u64(clock);
@@ -255,12 +316,12 @@ clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
 		next = (Max(now, last + 1) + granule - 1) & ~(granule - 1);
 		if (unlikely(next > now + drift))
 		{
-			uint64		limit = Max(now, clock_real_ticks(s)) + drift;
+			uint64		limit = Max(now, clock_real_ticks()) + drift;
 
 			if (next > limit)
 			{
 				if (!waited)
-					pg_atomic_fetch_add_u64(&s->waits, 1);
+					pg_atomic_fetch_add_u64(&clk->waits, 1);
 				waited = true;
 				clock_wait(next - limit);
 				now = clock_wall_ticks(precise);
@@ -272,6 +333,20 @@ clock_next(UidgenShared *s, UidgenClockKind kind, uint64 granule, bool precise)
 			break;
 	}
 	if (unlikely(UIDGEN_TICKS_TO_MS(next) != UIDGEN_TICKS_TO_MS(last)))
-		clock_observe(s, next);
+		clock_observe(next);
 	return next;
+}
+
+/* How many times the wall clock was seen to step backwards. */
+uint64
+clock_episodes(void)
+{
+	return pg_atomic_read_u64(&clk->episodes);
+}
+
+/* How many calls waited for real time to catch up with the drift bound. */
+uint64
+clock_waits(void)
+{
+	return pg_atomic_read_u64(&clk->waits);
 }

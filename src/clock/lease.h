@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * lease.h
- *	  Worker ids leased from a registry: the lease snowflake_next() checks,
- *	  and the "uidgen lease" background worker that keeps it.
+ *	  The worker id lease in force, leased from a registry: what
+ *	  snowflake_next() checks, and what the lease worker publishes.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -11,58 +11,41 @@
 #ifndef UIDGEN_LEASE_H
 #define UIDGEN_LEASE_H
 
-#include "clock/clock.h"
-#include "core/shmem.h"
+#include "datatype/timestamp.h"
+
+#include "core/settings.h"
 
 /*
- * A lease in force is one word, UidgenShared->lease: its deadline in
- * milliseconds of the monotonic clock above the worker id (which takes at
- * most UIDGEN_MAX_LAYOUT_BITS bits); 0 when none is held.
+ * A lease in force is one word: its deadline in milliseconds of the
+ * monotonic clock above the worker id (which takes at most
+ * UIDGEN_MAX_LAYOUT_BITS bits); 0 when none is held.
  */
 #define LEASE_WORKER(lease) \
 	((int32) ((lease) & ((UINT64CONST(1) << UIDGEN_MAX_LAYOUT_BITS) - 1)))
 #define LEASE_DEADLINE_MS(lease) ((lease) >> UIDGEN_MAX_LAYOUT_BITS)
 
+/* Room for a lease holder's name. */
+#define LEASE_HOLDER_LEN 256
+
 extern void lease_register(void);
-extern void lease_shmem_init(UidgenShared *s);
-extern void lease_refuse(UidgenShared *s);
-extern void lease_refuse_bound(UidgenShared *s, uint64 lease, uint64 bound);
-extern int32 lease_worker_id(UidgenShared *s);
-extern bool lease_deadline(UidgenShared *s, TimestampTz *at);
-extern PGDLLEXPORT void uidgen_lease_main(Datum arg);
+extern int	lease_margin_ms(void);
+extern int	lease_period_ms(void);
+extern int	lease_timeout_ms(void);
+extern const char *lease_tick_str(uint64 tick);
 
-/* Before taking a tick: the lease in force, or an error if none is held. */
-static inline uint64
-lease_begin(UidgenShared *s)
-{
-	uint64		lease = pg_atomic_read_u64(&s->lease);
+/* For generators and uidgen_status() */
+extern uint64 lease_begin(void);
+extern bool lease_confirm(uint64 lease, uint64 tick);
+extern int32 lease_worker_id(void);
+extern bool lease_deadline(TimestampTz *at);
+extern const char *lease_holder(void);
 
-	if (unlikely(lease == 0))
-		lease_refuse(s);
-	return lease;
-}
-
-/*
- * After taking "tick" under "lease" (lease_begin()): false if the lease
- * changed meanwhile, when the tick must not be used (take another); an
- * error if the lease has lapsed or the tick is above the bound the registry
- * confirmed for it.
- */
-static inline bool
-lease_confirm(UidgenShared *s, uint64 lease, uint64 tick)
-{
-	uint64		bound;
-
-	pg_read_barrier();
-	bound = pg_atomic_read_u64(&s->lease_bound);
-	pg_read_barrier();
-	if (unlikely(pg_atomic_read_u64(&s->lease) != lease))
-		return false;
-	if (unlikely(UIDGEN_TICKS_TO_MS(clock_monotonic_ticks()) >= LEASE_DEADLINE_MS(lease)))
-		lease_refuse(s);
-	if (unlikely(tick > bound))
-		lease_refuse_bound(s, lease, bound);
-	return true;
-}
+/* For the lease worker (replicas/leaseworker.c) */
+extern int32 lease_held(void);
+extern void lease_clear(void);
+extern void lease_note_error(const char *error);
+extern void lease_claimed(int32 worker, uint64 floor);
+extern void lease_publish(int32 worker, uint64 sent, uint64 bound);
+extern void lease_lost(int32 worker, const char *holder);
 
 #endif							/* UIDGEN_LEASE_H */

@@ -9,28 +9,55 @@
  * mark is written a window ahead of the clock (durable write, fsync and
  * rename), normally by the keeper worker when the clock passes the middle
  * of the window; a backend writes it itself only if the clock reaches the
- * mark first.  All writes happen under UidgenShared->lock, but for the last
+ * mark first.  All writes happen under the state lock, but for the last
  * one: when the postmaster exits cleanly it saves the exact last tick.  The
  * mark never moves down while the server runs.  On a primary each new mark
- * also goes to WAL (walmark.c) before a tick above the old one is used.
+ * also goes to WAL (clock/walmark.c) before a tick above the old one is
+ * used.
  *
  * What is durable before what, for the mark (statefile_advance()): the
  * file with the new mark (fsync, rename, directory fsync); then, on a
- * primary, its WAL record, flushed (walmark.c); then the mark in shared
- * memory, and only then a tick above the old mark.  A crash in between
- * leaves a mark on disk above every tick handed out.  statefile_commit()
- * does the same for copies.c's transitions, with the clocks raised last.
+ * primary, its WAL record, flushed (clock/walmark.c); then the mark in
+ * shared memory, and only then a tick above the old mark.  A crash in
+ * between leaves a mark on disk above every tick handed out.
+ * statefile_commit() does the same for replicas/copies.c's transitions,
+ * with the clocks raised last:
+ *
+ *	step				1. durable first				2. then in shared memory
+ *	----				----------------				------------------------
+ *	mark advance		state file with the new mark	hwm, hwm_refresh_at;
+ *	(statefile_advance)	"mark-after-file"; on a primary	then ticks below the
+ *						the WAL record, flushed			new mark
+ *						"mark-after-wal"
+ *	commit				"commit-before-file"; state		hwm, hwm_refresh_at;
+ *	(statefile_commit)	file "commit-after-file"; on a	the clocks raised; the
+ *						primary the WAL record			caller publishes the
+ *						"commit-after-wal"				rest (copies.c)
+ *	clean shutdown		state file with the exact last	(no process is left)
+ *	(statefile_save_exact) tick
  * The exact save at a clean shutdown lowers the mark to the last tick, when
  * no process can hand out another.
  *
- * The file also records what copies.c keeps: the server it vouches for
- * (system identifier, data directory, timeline), and for a copy not yet
- * settled, why it is one, its origin's worker id and the last mark
- * replayed from its origin's WAL.
+ * The file also records what replicas/copies.c keeps: the server it
+ * vouches for (system identifier, data directory, timeline), and for a copy
+ * not yet settled, why it is one, its origin's worker id and the last mark
+ * replayed from its origin's WAL.  Those fields live in copies.c's shared
+ * memory; copies.c hands them over through the functions it registers
+ * (statefile_set_copies()): one that fills them into each file written,
+ * one that takes them from the file read at start-up.  This module
+ * includes nothing of replicas/.
  *
- * statefile_read_at() and statefile_write_at() also serve upgrade.c, which
- * in binary-upgrade mode (no other process exists yet) reads and writes
- * this file and the pg_upgrade hand-off file elsewhere.
+ * Locking: the state lock (UIDGEN_LOCK_STATE, core/shmem.h) is held for
+ * every write of the file but the last, and protects problem, recorded and
+ * saved_origin_mark (written at start-up, and by each write); hwm and
+ * hwm_refresh_at are written under it, after the file that holds the new
+ * mark is durable, and read without it; keeper_procno is written by the
+ * keeper worker alone.
+ *
+ * statefile_read_at() and statefile_write_at() also serve
+ * replicas/upgrade.c, which in binary-upgrade mode (no other process exists
+ * yet) reads and writes this file and the pg_upgrade hand-off file
+ * elsewhere.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -50,12 +77,15 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 
-#include "core/compat.h"
-#include "core/crashpoint.h"
+#include "clock/clock.h"
 #include "clock/layout.h"
 #include "clock/lease.h"
 #include "clock/statefile.h"
 #include "clock/walmark.h"
+#include "core/compat.h"
+#include "core/crashpoint.h"
+#include "core/settings.h"
+#include "core/shmem.h"
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
 #define STATE_VERSION	3
@@ -73,6 +103,22 @@ StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
 				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
 				 STATE_V2_SIZE == 56,
 				 "the layout of uidgen.state changed");
+
+typedef struct StateShared
+{
+	pg_atomic_uint64 hwm;		/* durable: no tick above it was handed out */
+	pg_atomic_uint64 hwm_refresh_at;	/* wake the keeper past this tick */
+	int			keeper_procno;	/* keeper's PGPROC number, or -1 */
+	UidgenStateProblem problem;
+	UidgenSettings recorded;	/* settings the state file vouches for */
+	uint64		saved_origin_mark;	/* origin_mark as the file on disk holds it */
+} StateShared;
+
+static StateShared *st = NULL;
+
+/* What replicas/copies.c registered (statefile_set_copies()). */
+static StateFileCopiesStart copies_start = NULL;
+static StateFileCopiesFill copies_fill = NULL;
 
 static void statefile_save_exact(int code, Datum arg);
 
@@ -136,7 +182,7 @@ statefile_read_at(const char *path, StateFileData *d)
 
 /* Read the file; false if it is missing, and problem set if unusable. */
 static bool
-statefile_read(UidgenShared *s, StateFileData *d)
+statefile_read(StateFileData *d)
 {
 	StateFileRead r = statefile_read_at(UIDGEN_STATE_FILE, d);
 
@@ -144,7 +190,7 @@ statefile_read(UidgenShared *s, StateFileData *d)
 		return false;
 	if (r == STATE_READ_CORRUPT)
 	{
-		s->problem = UIDGEN_STATE_CORRUPT;
+		st->problem = UIDGEN_STATE_CORRUPT;
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("uidgen state file \"%s\" is unreadable or corrupt", UIDGEN_STATE_FILE),
@@ -153,7 +199,7 @@ statefile_read(UidgenShared *s, StateFileData *d)
 	}
 	if (d->upgrade_unknown)
 	{
-		s->problem = UIDGEN_STATE_UPGRADE_UNKNOWN;
+		st->problem = UIDGEN_STATE_UPGRADE_UNKNOWN;
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
@@ -164,14 +210,14 @@ statefile_read(UidgenShared *s, StateFileData *d)
 
 /* Accept or refuse a change of settings since the file was written. */
 static void
-statefile_check_settings(UidgenShared *s, const StateFileData *d, uint64 floor)
+statefile_check_settings(const StateFileData *d, uint64 floor)
 {
 	if (memcmp(&d->settings, &uidgen_settings, sizeof(UidgenSettings)) == 0)
 		return;
 	if (!layout_change_is_safe(&d->settings, &uidgen_settings, floor))
 	{
-		s->recorded = d->settings;
-		s->problem = UIDGEN_STATE_SETTINGS_CHANGED;
+		st->recorded = d->settings;
+		st->problem = UIDGEN_STATE_SETTINGS_CHANGED;
 		ereport(WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
@@ -184,51 +230,77 @@ statefile_check_settings(UidgenShared *s, const StateFileData *d, uint64 floor)
 }
 
 /*
- * At start-up: the first tick the clock may hand out (the millisecond after
- * the saved mark), and when the mark was saved.  Sets problem, recorded and
- * rebase_pending.
+ * Shared memory set-up, in the postmaster, before any other process
+ * exists: read the file; start the clocks above its mark (the millisecond
+ * after it), from the time it was saved; hand what it says of copies to
+ * replicas/copies.c (statefile_set_copies()), which settles them; and only
+ * then arm the refresh point: the mark moves once a tick above the start is
+ * handed out.
  */
-uint64
-statefile_load(UidgenShared *s, uint64 *saved_at)
+static void
+statefile_shmem_init(void *mem)
 {
 	StateFileData d;
-	uint64		floor;
+	bool		found;
+	uint64		floor = 0;
 
-	s->recorded = uidgen_settings;
-	s->problem = UIDGEN_STATE_OK;
-	s->recovery_signalled = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
-	s->rebase_pending = s->recovery_signalled;
-	s->copy_reason = UIDGEN_COPY_NONE;
-	s->blocks_fenced = false;
-	s->skip_nonce = 0;
-	s->origin_worker = -1;
-	s->file_worker = -1;
-	*saved_at = 0;
+	st->keeper_procno = -1;
+	pg_atomic_init_u64(&st->hwm, 0);
+	pg_atomic_init_u64(&st->hwm_refresh_at, 0);
+	st->recorded = uidgen_settings;
+	st->problem = UIDGEN_STATE_OK;
 	if (!IsUnderPostmaster)
-		on_shmem_exit(statefile_save_exact, PointerGetDatum(s));
-	if (!statefile_read(s, &d))
-		return 0;
-	floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
-	*saved_at = d.saved_at;
-	/* promoted, then restarted before the clock moved: the signal file is gone */
-	s->rebase_pending |= d.rebase_pending;
-	pg_atomic_write_u64(&s->hwm, d.hwm);
-	/* who issued the IDs below the mark: copies.c compares it with this server */
-	s->vouched = d.vouched;
-	s->copy_reason = (UidgenCopyReason) d.copy_reason;
-	s->blocks_fenced = d.blocks_fenced;
-	s->skip_nonce = d.skip_nonce;
-	s->origin_worker = d.copy_reason != UIDGEN_COPY_NONE ? d.origin_worker : d.settings.worker_id;
-	s->file_worker = d.settings.worker_id;
-	pg_atomic_write_u64(&s->origin_mark, d.origin_mark);
-	s->origin_mark_saved = d.origin_mark;
-	/* nothing generates until an operator supplies the old state: keep it so */
-	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
-		s->recorded = d.settings;
-	else
-		statefile_check_settings(s, &d, floor);
-	return floor;
+		on_shmem_exit(statefile_save_exact, (Datum) 0);
+	found = statefile_read(&d);
+	if (found)
+	{
+		floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
+		pg_atomic_write_u64(&st->hwm, d.hwm);
+		st->saved_origin_mark = d.origin_mark;
+		/* nothing generates until an operator supplies the old state: keep it so */
+		if (st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+			st->recorded = d.settings;
+		else
+			statefile_check_settings(&d, floor);
+	}
+	clock_start(floor, found ? d.saved_at : 0);
+	if (copies_start)
+		copies_start(found ? &d : NULL);
+	pg_atomic_write_u64(&st->hwm_refresh_at, clock_latest());
+}
+
+/* Size of the state file's memory. */
+static Size
+statefile_shmem_size(void)
+{
+	return sizeof(StateShared);
+}
+
+static const UidgenShmemArea statefile_area = {
+	"uidgen state file", statefile_shmem_size, statefile_shmem_init, (void **) &st
+};
+
+/*
+ * Register the state file's shared memory (from _PG_init, when preloaded),
+ * after the clocks' and the copies' (clock_register(), copies_register()),
+ * which its set-up starts.
+ */
+void
+statefile_register(void)
+{
+	shmem_register(&statefile_area);
+}
+
+/*
+ * replicas/copies.c's part of the file (from _PG_init): "start" takes what
+ * the file read at start-up says of copies (NULL if there was none), "fill"
+ * writes the copy state in force into each file written.
+ */
+void
+statefile_set_copies(StateFileCopiesStart start, StateFileCopiesFill fill)
+{
+	copies_start = start;
+	copies_fill = fill;
 }
 
 /*
@@ -280,47 +352,43 @@ statefile_write_at(const char *path, StateFileData *d, int elevel)
 
 /* Fill "d" with the state shared memory holds, under mark "hwm". */
 void
-statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm)
+statefile_fill(StateFileData *d, uint64 hwm)
 {
 	memset(d, 0, sizeof(*d));
 	d->hwm = hwm;
-	d->settings = s->recorded;
-	d->rebase_pending = s->rebase_pending;
-	d->upgrade_unknown = s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
-	d->copy_reason = (uint8) s->copy_reason;
-	d->blocks_fenced = s->blocks_fenced;
-	d->skip_nonce = s->skip_nonce;
-	d->origin_worker = s->origin_worker;
-	d->origin_mark = pg_atomic_read_u64(&s->origin_mark);
-	d->vouched = s->vouched;
+	d->settings = st->recorded;
+	d->upgrade_unknown = st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
+	d->origin_worker = -1;
+	if (copies_fill)
+		copies_fill(d);
 }
 
 /* Write this server's file durably from "d"; false (after elevel) on failure. */
 static bool
-statefile_write_data(UidgenShared *s, StateFileData *d, int elevel)
+statefile_write_data(StateFileData *d, int elevel)
 {
-	d->saved_at = clock_save_time(s);
+	d->saved_at = clock_save_time();
 	if (!statefile_write_at(UIDGEN_STATE_FILE, d, elevel))
 		return false;
-	s->origin_mark_saved = d->origin_mark;
+	st->saved_origin_mark = d->origin_mark;
 	return true;
 }
 
 /* Write this server's file durably with a new mark; false (after elevel) on failure. */
 static bool
-statefile_write(UidgenShared *s, uint64 hwm, int elevel)
+statefile_write(uint64 hwm, int elevel)
 {
 	StateFileData d;
 
-	statefile_fill(s, &d, hwm);
-	return statefile_write_data(s, &d, elevel);
+	statefile_fill(&d, hwm);
+	return statefile_write_data(&d, elevel);
 }
 
 /* The worker id IDs are issued under now, for the mark's WAL record; -1 if none. */
 static int32
-statefile_worker_in_force(UidgenShared *s)
+statefile_worker_in_force(void)
 {
-	return uidgen_registry_on ? lease_worker_id(s) : uidgen_settings.worker_id;
+	return uidgen_registry_on ? lease_worker_id() : uidgen_settings.worker_id;
 }
 
 /*
@@ -334,33 +402,33 @@ statefile_worker_in_force(UidgenShared *s)
  * shared memory, and the file holds the old state or the new one.
  */
 void
-statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor)
+statefile_commit(StateFileData *d, uint64 floor)
 {
-	uint64		old = pg_atomic_read_u64(&s->hwm);
+	uint64		old = pg_atomic_read_u64(&st->hwm);
 	uint64		mark = Max(old, floor + STATE_WINDOW);
 
 	d->hwm = mark;
 	CRASH_POINT("commit-before-file");
-	(void) statefile_write_data(s, d, ERROR);
+	(void) statefile_write_data(d, ERROR);
 	CRASH_POINT("commit-after-file");
 	if (IsUnderPostmaster && !RecoveryInProgress())
 	{
-		walmark_log(mark, statefile_worker_in_force(s));
+		walmark_log(mark, statefile_worker_in_force());
 		CRASH_POINT("commit-after-wal");
 	}
 	if (mark != old)
 	{
-		pg_atomic_write_u64(&s->hwm, mark);
-		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+		pg_atomic_write_u64(&st->hwm, mark);
+		pg_atomic_write_u64(&st->hwm_refresh_at, mark - STATE_WINDOW / 2);
 	}
-	clock_raise(s, floor);
+	clock_raise(floor);
 }
 
 /* Write the file again with the mark in force (caller holds the lock). */
 void
-statefile_save(UidgenShared *s, int elevel)
+statefile_save(int elevel)
 {
-	(void) statefile_write(s, pg_atomic_read_u64(&s->hwm), elevel);
+	(void) statefile_write(pg_atomic_read_u64(&st->hwm), elevel);
 }
 
 /*
@@ -371,10 +439,8 @@ statefile_save(UidgenShared *s, int elevel)
 static void
 statefile_save_exact(int code, Datum arg)
 {
-	UidgenShared *s = (UidgenShared *) DatumGetPointer(arg);
-
-	if (code == 0 && s->problem != UIDGEN_STATE_CORRUPT)
-		(void) statefile_write(s, clock_latest(s), LOG);
+	if (code == 0 && st->problem != UIDGEN_STATE_CORRUPT)
+		(void) statefile_write(clock_latest(), LOG);
 }
 
 /*
@@ -385,33 +451,33 @@ statefile_save_exact(int code, Datum arg)
  * mark is above the old one.
  */
 static void
-statefile_advance(UidgenShared *s, uint64 tick)
+statefile_advance(uint64 tick)
 {
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (tick > pg_atomic_read_u64(&s->hwm_refresh_at))
+	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
+	if (tick > pg_atomic_read_u64(&st->hwm_refresh_at))
 	{
 		uint64		mark = tick + STATE_WINDOW;
 
-		Assert(mark > pg_atomic_read_u64(&s->hwm));
-		(void) statefile_write(s, mark, ERROR);
+		Assert(mark > pg_atomic_read_u64(&st->hwm));
+		(void) statefile_write(mark, ERROR);
 		CRASH_POINT("mark-after-file");
 		/* standbys learn it before any tick above the old mark is used */
 		if (!RecoveryInProgress())
 		{
-			walmark_log(mark, statefile_worker_in_force(s));
+			walmark_log(mark, statefile_worker_in_force());
 			CRASH_POINT("mark-after-wal");
 		}
-		pg_atomic_write_u64(&s->hwm, mark);
-		pg_atomic_write_u64(&s->hwm_refresh_at, mark - STATE_WINDOW / 2);
+		pg_atomic_write_u64(&st->hwm, mark);
+		pg_atomic_write_u64(&st->hwm_refresh_at, mark - STATE_WINDOW / 2);
 	}
-	LWLockRelease(s->lock);
+	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
 }
 
-/* Wake the keeper worker (keeper.c), if it is running. */
+/* Wake the keeper worker (replicas/keeper.c), if it is running. */
 static void
-statefile_wake_keeper(UidgenShared *s)
+statefile_wake_keeper(void)
 {
-	int			procno = s->keeper_procno;
+	int			procno = st->keeper_procno;
 
 	if (procno >= 0)
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
@@ -422,30 +488,44 @@ statefile_wake_keeper(UidgenShared *s)
  * the durable mark, make a new mark durable before the tick is used;
  * otherwise let the keeper move the mark in the background.
  */
-void
-statefile_cover(UidgenShared *s, uint64 tick)
+static void
+statefile_cover(uint64 tick)
 {
-	if (tick > pg_atomic_read_u64(&s->hwm))
-		statefile_advance(s, tick);
+	if (tick > pg_atomic_read_u64(&st->hwm))
+		statefile_advance(tick);
 	else
-		statefile_wake_keeper(s);
+		statefile_wake_keeper();
+}
+
+/*
+ * The generators' way to a tick: the next tick of a clock (clock/clock.c),
+ * handed out only once a durable mark covers it.
+ */
+uint64
+statefile_next_tick(UidgenClockKind kind, uint64 granule, bool precise)
+{
+	uint64		tick = clock_next(kind, granule, precise);
+
+	if (unlikely(tick > pg_atomic_read_u64(&st->hwm_refresh_at)))
+		statefile_cover(tick);
+	return tick;
 }
 
 /* Keeper: move the mark a window ahead if the clock passed its middle. */
 void
-statefile_refresh(UidgenShared *s)
+statefile_refresh(void)
 {
-	if (s->problem != UIDGEN_STATE_CORRUPT)
-		statefile_advance(s, clock_latest(s));
+	if (st->problem != UIDGEN_STATE_CORRUPT)
+		statefile_advance(clock_latest());
 }
 
 /* Refuse to generate if the state file could not be trusted at start-up. */
 void
-statefile_check_usable(UidgenShared *s)
+statefile_check_usable(void)
 {
-	if (likely(s->problem < UIDGEN_STATE_CORRUPT))
+	if (likely(st->problem < UIDGEN_STATE_CORRUPT))
 		return;
-	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+	if (st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen does not know the high-water mark of the cluster this one was upgraded from"),
@@ -457,4 +537,39 @@ statefile_check_usable(UidgenShared *s)
 			 errmsg("uidgen state file \"%s\" is corrupt", UIDGEN_STATE_FILE),
 			 errdetail("uidgen cannot tell which IDs were already issued."),
 			 errhint("Stop the server, make sure the system clock is ahead of every ID issued so far, remove the file from the data directory, and start the server.")));
+}
+
+/* The durable high-water mark: no tick above it was handed out. */
+uint64
+statefile_mark(void)
+{
+	return pg_atomic_read_u64(&st->hwm);
+}
+
+/* Why generation is refused, as found in the state file at start-up. */
+UidgenStateProblem
+statefile_problem(void)
+{
+	return st->problem;
+}
+
+/* The settings the state file vouches for. */
+const UidgenSettings *
+statefile_recorded(void)
+{
+	return &st->recorded;
+}
+
+/* The origin mark the file on disk holds (state lock held). */
+uint64
+statefile_saved_origin_mark(void)
+{
+	return st->saved_origin_mark;
+}
+
+/* The keeper worker's PGPROC number, to wake it; -1 when it exits. */
+void
+statefile_set_keeper(int procno)
+{
+	st->keeper_procno = procno;
 }

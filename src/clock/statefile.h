@@ -13,7 +13,8 @@
 #include "port/pg_crc32c.h"
 
 #include "clock/clock.h"
-#include "core/shmem.h"
+#include "clock/identity.h"
+#include "core/settings.h"
 
 #define UIDGEN_STATE_FILE "uidgen.state"
 
@@ -39,6 +40,20 @@ typedef struct StateFileData
 	pg_crc32c	crc;			/* of everything above */
 } StateFileData;
 
+/* Why generation is refused, as found in the state file at start-up. */
+typedef enum UidgenStateProblem
+{
+	UIDGEN_STATE_OK,
+	UIDGEN_STATE_SETTINGS_CHANGED,	/* snowflake_next() cannot run */
+	/* from here on no generator can run (one test on the hot path) */
+	UIDGEN_STATE_CORRUPT,
+	UIDGEN_STATE_UPGRADE_UNKNOWN	/* pg_upgrade without a mark */
+} UidgenStateProblem;
+
+/* replicas/copies.c's part of the file (statefile_set_copies()). */
+typedef void (*StateFileCopiesStart) (const StateFileData *loaded);
+typedef void (*StateFileCopiesFill) (StateFileData *d);
+
 /* What reading a state file found. */
 typedef enum StateFileRead
 {
@@ -49,27 +64,18 @@ typedef enum StateFileRead
 
 extern StateFileRead statefile_read_at(const char *path, StateFileData *d);
 extern bool statefile_write_at(const char *path, StateFileData *d, int elevel);
-extern uint64 statefile_load(UidgenShared *s, uint64 *saved_at);
-extern void statefile_cover(UidgenShared *s, uint64 tick);
-extern void statefile_refresh(UidgenShared *s);
-extern void statefile_save(UidgenShared *s, int elevel);
-extern void statefile_fill(UidgenShared *s, StateFileData *d, uint64 hwm);
-extern void statefile_commit(UidgenShared *s, StateFileData *d, uint64 floor);
-extern void statefile_check_usable(UidgenShared *s);
-
-/*
- * The generators' way to a tick: the next tick of a clock (clock.c), handed
- * out only once a durable mark covers it.  Inline, for the hot path.
- */
-static inline uint64
-statefile_next_tick(UidgenShared *s, UidgenClockKind kind, uint64 granule,
-					bool precise)
-{
-	uint64		tick = clock_next(s, kind, granule, precise);
-
-	if (unlikely(tick > pg_atomic_read_u64(&s->hwm_refresh_at)))
-		statefile_cover(s, tick);
-	return tick;
-}
+extern void statefile_register(void);
+extern void statefile_set_copies(StateFileCopiesStart start, StateFileCopiesFill fill);
+extern uint64 statefile_next_tick(UidgenClockKind kind, uint64 granule, bool precise);
+extern void statefile_refresh(void);
+extern void statefile_save(int elevel);
+extern void statefile_fill(StateFileData *d, uint64 hwm);
+extern void statefile_commit(StateFileData *d, uint64 floor);
+extern void statefile_check_usable(void);
+extern uint64 statefile_mark(void);
+extern UidgenStateProblem statefile_problem(void);
+extern const UidgenSettings *statefile_recorded(void);
+extern uint64 statefile_saved_origin_mark(void);
+extern void statefile_set_keeper(int procno);
 
 #endif							/* UIDGEN_STATEFILE_H */

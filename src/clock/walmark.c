@@ -3,18 +3,19 @@
  * walmark.c
  *	  Carry the primary's high-water mark to its standbys through WAL.
  *
- * Every time the primary moves its durable mark (statefile.c), it also
- * writes the mark and its worker id to WAL with uidgen's own resource
+ * Every time the primary moves its durable mark (clock/statefile.c), it
+ * also writes the mark and its worker id to WAL with uidgen's own resource
  * manager and flushes it, before any tick above the old mark is handed
- * out.  It does not wait for standbys (UidgenShared->lock is held, and
- * LWLock waits cannot be cancelled): under synchronous replication, a
- * transaction that stores an ID commits after the mark's record in WAL,
- * so its commit, once confirmed, has brought the mark to the standby too.  A standby, and a server restoring a backup,
- * replay the record into shared memory (origin_mark, origin_worker, under
- * UidgenShared->lock) and make it durable in the state file at once.  At
- * the end of recovery copies.c moves the clocks above that mark, so a
- * promoted standby issues IDs above every ID its primary could have issued
- * before the last mark it replayed, whatever the two clocks say.
+ * out.  It does not wait for standbys (the state lock is held, and LWLock
+ * waits cannot be cancelled): under synchronous replication, a transaction
+ * that stores an ID commits after the mark's record in WAL, so its commit,
+ * once confirmed, has brought the mark to the standby too.
+ *
+ * This module knows the record: it writes it, describes it and checks it
+ * in replay.  What a standby, or a server restoring a backup, does with a
+ * replayed mark (remember it as its origin's, durably, so that the end of
+ * recovery moves the clocks above it) is replicas/copies.c's, which
+ * registers that function here; this module includes no module above it.
  *
  * The records change nothing but uidgen's shared memory, so crash recovery
  * on the primary itself (not a copy) ignores them: its state file already
@@ -32,10 +33,8 @@
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 
-#include "core/crashpoint.h"
-#include "core/shmem.h"
-#include "clock/statefile.h"
 #include "clock/walmark.h"
+#include "core/settings.h"
 
 #define XLOG_UIDGEN_MARK 0x00
 
@@ -45,6 +44,9 @@ typedef struct xl_uidgen_mark
 	uint64		mark;			/* no tick above it was handed out */
 	int32		worker_id;		/* uidgen.worker_id of the primary */
 } xl_uidgen_mark;
+
+/* What replays a mark: set by walmark_register(). */
+static WalMarkReplay walmark_replay = NULL;
 
 /* Write a mark record and flush it. */
 void
@@ -63,17 +65,13 @@ walmark_log(uint64 mark, int32 worker_id)
 }
 
 /*
- * Replay: remember the mark and who wrote it, if this server is a copy, and
- * make it durable in the state file before replay goes on: a restartpoint
- * past this record would otherwise leave a crash that follows with an
- * older mark than the primary's (replay restarts after the record).
+ * Replay: check the record, and hand the mark and its worker id to the
+ * module that keeps what a copy learns from its origin (walmark_register()).
  */
 static void
 walmark_redo(XLogReaderState *record)
 {
-	UidgenShared *s = uidgen_shared;
 	xl_uidgen_mark *rec = (xl_uidgen_mark *) XLogRecGetData(record);
-	bool		sticky;
 
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_UIDGEN_MARK)
 		elog(PANIC, "uidgen redo: unknown op code %u", XLogRecGetInfo(record));
@@ -83,32 +81,7 @@ walmark_redo(XLogReaderState *record)
 				 errmsg("uidgen redo: mark record of %u bytes, expected %zu",
 						XLogRecGetDataLen(record), sizeof(xl_uidgen_mark)),
 				 errdetail("The record was not written by this version of uidgen, or the WAL is damaged.")));
-	if (s == NULL)
-		return;
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-
-	/*
-	 * A copy other than a standby whose origin has this server's own worker
-	 * id (a copy of a standby with the standby's worker id, copies_start())
-	 * keeps it: its origin issued IDs under it, whatever the records replayed
-	 * say.  A standby's origin is its primary's, and a former primary
-	 * rejoining as a standby starts with its own worker id there.
-	 */
-	sticky = s->copy_reason != UIDGEN_COPY_STANDBY &&
-		s->origin_worker == uidgen_settings.worker_id;
-	if (s->copy_reason != UIDGEN_COPY_NONE &&
-		(rec->mark > pg_atomic_read_u64(&s->origin_mark) ||
-		 (rec->worker_id != s->origin_worker && !sticky)))
-	{
-		if (rec->mark > pg_atomic_read_u64(&s->origin_mark))
-			pg_atomic_write_u64(&s->origin_mark, rec->mark);
-		if (!sticky)
-			s->origin_worker = rec->worker_id;
-		CRASH_POINT("redo-mark-before-file");
-		if (s->problem != UIDGEN_STATE_CORRUPT)
-			statefile_save(s, ERROR);
-	}
-	LWLockRelease(s->lock);
+	walmark_replay(rec->mark, rec->worker_id);
 }
 
 /* pg_waldump and error contexts: the record's contents. */
@@ -135,9 +108,13 @@ static RmgrData walmark_rmgr = {
 	.rm_identify = walmark_identify,
 };
 
-/* Register the resource manager (from _PG_init, when preloaded). */
+/*
+ * Register the resource manager (from _PG_init, when preloaded), with the
+ * function that replays a mark (replicas/copies.c).
+ */
 void
-walmark_register(void)
+walmark_register(WalMarkReplay replay)
 {
+	walmark_replay = replay;
 	RegisterCustomRmgr(UIDGEN_RMGR_ID, &walmark_rmgr);
 }

@@ -16,7 +16,10 @@
  */
 #define UIDGEN_RMGR_ID 201
 
-extern void walmark_register(void);
+/* What replay does with a mark and the worker id that wrote it. */
+typedef void (*WalMarkReplay) (uint64 mark, int32 worker_id);
+
+extern void walmark_register(WalMarkReplay replay);
 extern void walmark_log(uint64 mark, int32 worker_id);
 
 #endif							/* UIDGEN_WALMARK_H */

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *	  Reserve and initialise uidgen's shared memory (shmem_request_hook and
- *	  shmem_startup_hook).
+ *	  Reserve and create every module's shared memory and uidgen's LWLocks
+ *	  (shmem_request_hook and shmem_startup_hook).
  *
- * The struct and its locking rules are described in shmem.h.  It is set up
- * once by the postmaster, from the state file, before any backend exists.
+ * What each area holds, and which lock protects what, is said in the
+ * header of the module that owns it.  The lock pointers are kept here, in
+ * each process, as the startup hook finds them.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -19,16 +20,16 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
-#include "clock/clock.h"
-#include "core/compat.h"
-#include "replicas/copies.h"
-#include "clock/lease.h"
 #include "core/shmem.h"
-#include "clock/statefile.h"
 
-#define UIDGEN_TRANCHE "uidgen"
+#define STATE_TRANCHE "uidgen"
+#define BLOCKS_TRANCHE "uidgen blocks"
+#define MAX_AREAS 8
 
-UidgenShared *uidgen_shared = NULL;
+static const UidgenShmemArea *areas[MAX_AREAS];
+static int	nareas = 0;
+static LWLock *locks[UIDGEN_LOCK_BLOCK_CACHE + 1];
+static bool attached = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -40,94 +41,85 @@ shmem_nprocs(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
 }
 
-/* Size of the shared struct. */
-static Size
-shmem_size(void)
-{
-	return add_size(offsetof(UidgenShared, procs),
-					mul_size(shmem_nprocs(), sizeof(UidgenProcCounters)));
-}
-
-/* shmem_request_hook: reserve our memory and our lock. */
+/* shmem_request_hook: reserve every area and the locks. */
 static void
 shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(shmem_size());
-	RequestNamedLWLockTranche(UIDGEN_TRANCHE, 1);
+	for (int i = 0; i < nareas; i++)
+		RequestAddinShmemSpace(areas[i]->size());
+	RequestNamedLWLockTranche(STATE_TRANCHE, 1);
+	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
 }
 
-/* shmem_startup_hook: create the struct and load the state file into it. */
+/* shmem_startup_hook: find the locks, create or attach every area in order. */
 static void
 shmem_startup(void)
 {
-	bool		found;
-	UidgenShared *s;
-	uint64		floor;
-	uint64		saved_at;
+	LWLockPadded *blocks;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	s = ShmemInitStruct("uidgen", shmem_size(), &found);
-	if (!found)
+	locks[UIDGEN_LOCK_STATE] = &(GetNamedLWLockTranche(STATE_TRANCHE))->lock;
+	blocks = GetNamedLWLockTranche(BLOCKS_TRANCHE);
+	locks[UIDGEN_LOCK_ALLOCATOR] = &blocks[0].lock;
+	locks[UIDGEN_LOCK_BLOCK_CACHE] = &blocks[1].lock;
+	for (int i = 0; i < nareas; i++)
 	{
-		memset(s, 0, shmem_size());
-		s->lock = &(GetNamedLWLockTranche(UIDGEN_TRANCHE))->lock;
-		s->keeper_procno = -1;
-		s->nprocs = shmem_nprocs();
-		pg_atomic_init_u64(&s->hwm, 0);
-		pg_atomic_init_u64(&s->hwm_refresh_at, 0);
-		pg_atomic_init_u64(&s->episodes, 0);
-		pg_atomic_init_u64(&s->waits, 0);
-		for (int i = 0; i < s->nprocs; i++)
+		bool		found;
+		void	   *mem = ShmemInitStruct(areas[i]->name, areas[i]->size(), &found);
+
+		*areas[i]->mem = mem;
+		if (!found)
 		{
-			pg_atomic_init_u64(&s->procs[i].snowflakes, 0);
-			pg_atomic_init_u64(&s->procs[i].uuids, 0);
-			pg_atomic_init_u64(&s->procs[i].last_snowflake, 0);
+			memset(mem, 0, areas[i]->size());
+			areas[i]->init(mem);
 		}
-		floor = statefile_load(s, &saved_at);
-		clock_init(s, floor, saved_at);
-		copies_start(s);
-		lease_shmem_init(s);
-		/* the mark moves only once a tick above the start is handed out */
-		pg_atomic_write_u64(&s->hwm_refresh_at, clock_latest(s));
 	}
-	uidgen_shared = s;
+	attached = true;
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Install the shared memory hooks (from _PG_init, when preloaded). */
+/*
+ * Register a module's area (from _PG_init, when preloaded); the first call
+ * installs the hooks.
+ */
 void
-shmem_install_hooks(void)
+shmem_register(const UidgenShmemArea *area)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = shmem_startup;
+	if (nareas == 0)
+	{
+		prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = shmem_request;
+		prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = shmem_startup;
+	}
+	if (nareas >= MAX_AREAS)
+		elog(ERROR, "uidgen registers too many shared memory areas");
+	areas[nareas++] = area;
 }
 
-/* The shared struct, or an error saying how to load uidgen. */
-UidgenShared *
-shmem_get(void)
+/* One of uidgen's LWLocks. */
+LWLock *
+shmem_lock(UidgenLock which)
 {
-	if (unlikely(uidgen_shared == NULL && IsBinaryUpgrade))
+	return locks[which];
+}
+
+/* Refuse to run, saying how to load uidgen, unless its memory is there. */
+void
+shmem_require(void)
+{
+	if (unlikely(!attached && IsBinaryUpgrade))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen does not generate IDs in binary-upgrade mode")));
-	if (unlikely(uidgen_shared == NULL))
+	if (unlikely(!attached))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add uidgen to the \"shared_preload_libraries\" setting in postgresql.conf and restart the server.")));
-	return uidgen_shared;
-}
-
-/* This process's counters slot. */
-UidgenProcCounters *
-shmem_my_counters(void)
-{
-	return &uidgen_shared->procs[UIDGEN_MY_PROCNO];
 }

@@ -33,8 +33,20 @@
  * uidgen.max_clock_drift ahead of this server's clock, and the copy rule
  * above applies.
  *
- * Everything here runs under UidgenShared->lock, except copies_start(),
- * which runs in the postmaster before any other process exists.
+ * Locking: this module's shared memory holds the copy state in force:
+ * vouched, copy_reason, refused, blocks_fenced, skip_nonce, origin_worker,
+ * origin_mark, rebase_pending and recovery_signalled.  Every change runs
+ * under the state lock (UIDGEN_LOCK_STATE, core/shmem.h), which also
+ * serialises the state file's writes, except copies_start(), which runs in
+ * the postmaster before any other process exists.  Generators read
+ * rebase_pending, and after it refused and blocks_fenced, without the lock
+ * (copies_publish() orders the writes); skip_nonce and what
+ * uidgen_status() shows are read under it.  origin_mark is written under
+ * the lock (by WAL replay, copies_replay_mark()) and read atomically.
+ *
+ * The state file (clock/statefile.c) records this state: at start-up it
+ * hands over what the file says (copies_load()), and it fills the state in
+ * force into each file it writes (copies_fill()).
  *
  * What is durable before what.  Each transition builds the state it leads
  * to in a StateFileData, makes it durable with statefile_commit(), and only
@@ -69,19 +81,45 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "replication/walreceiver.h"
 #include "storage/spin.h"
 
 #include "clock/clock.h"
-#include "replicas/copies.h"
-#include "core/crashpoint.h"
 #include "clock/identity.h"
 #include "clock/statefile.h"
+#include "core/crashpoint.h"
+#include "core/settings.h"
+#include "core/shmem.h"
+#include "replicas/copies.h"
 
 PG_FUNCTION_INFO_V1(uidgen_take_over);
+
+typedef struct CopiesShared
+{
+	bool		rebase_pending; /* started in recovery, not yet rebased */
+	bool		recovery_signalled; /* started with standby.signal or
+									 * recovery.signal: its recovery ends on a
+									 * new timeline */
+	bool		refused;		/* a copy with its origin's worker id: neither
+								 * snowflake_next() nor block sequences run */
+	UidgenIdentity vouched;		/* the server the state file vouches for */
+	UidgenCopyReason copy_reason;	/* why this is a copy, or NONE */
+	bool		blocks_fenced;	/* block sequences wait for uidgen_take_over() */
+	uint32		skip_nonce;		/* random, drawn at each take-over: the skip
+								 * key of block sequences; 0 if none */
+	int32		origin_worker;	/* worker id of the server copied from, or -1 */
+	pg_atomic_uint64 origin_mark;	/* highest mark replayed from its WAL */
+} CopiesShared;
+
+static CopiesShared *cs = NULL;
+
+#define STATE_LOCK() shmem_lock(UIDGEN_LOCK_STATE)
 
 /*
  * A new key for the skip of block sequences (copies_skip_key()): random, so
@@ -141,19 +179,17 @@ copies_settle(StateFileData *d)
  * a generator that sees the end of recovery sees the rest.
  */
 static void
-copies_publish(UidgenShared *s, const StateFileData *d, bool refused)
+copies_publish(const StateFileData *d, bool refused)
 {
-	s->vouched = d->vouched;
-	s->copy_reason = (UidgenCopyReason) d->copy_reason;
-	s->origin_worker = d->origin_worker;
-	s->skip_nonce = d->skip_nonce;
-	s->blocks_fenced = d->blocks_fenced;
-	if (refused && s->problem == UIDGEN_STATE_OK)
-		s->problem = UIDGEN_STATE_COPY;
-	else if (!refused && s->problem == UIDGEN_STATE_COPY)
-		s->problem = UIDGEN_STATE_OK;
+	cs->vouched = d->vouched;
+	cs->copy_reason = (UidgenCopyReason) d->copy_reason;
+	cs->origin_worker = d->origin_worker;
+	cs->skip_nonce = d->skip_nonce;
+	cs->blocks_fenced = d->blocks_fenced;
+	/* a problem the state file found at start-up comes first */
+	cs->refused = refused && statefile_problem() == UIDGEN_STATE_OK;
 	pg_write_barrier();
-	s->rebase_pending = d->rebase_pending;
+	cs->rebase_pending = d->rebase_pending;
 }
 
 /*
@@ -162,23 +198,23 @@ copies_publish(UidgenShared *s, const StateFileData *d, bool refused)
  * and record the outcome, so that a restart before it is settled (the
  * backup label or signal file gone) still knows.
  */
-void
-copies_start(UidgenShared *s)
+static void
+copies_start(int32 file_worker)
 {
 	UidgenCopyReason found;
 	StateFileData d;
 	bool		refused = false;
 
-	if (s->problem == UIDGEN_STATE_CORRUPT)
+	if (statefile_problem() == UIDGEN_STATE_CORRUPT)
 		return;
-	statefile_fill(s, &d, pg_atomic_read_u64(&s->hwm));
+	statefile_fill(&d, statefile_mark());
 	found = identity_copy_at_start(&d.vouched);
 	if (found == UIDGEN_COPY_NONE && d.copy_reason == UIDGEN_COPY_NONE)
 	{
 		d.origin_worker = -1;
 		if (d.vouched.sysid != 0)
 		{
-			copies_publish(s, &d, false);
+			copies_publish(&d, false);
 			return;
 		}
 		/* first start, 0.1.0's state file, or just upgraded: vouch for this server */
@@ -197,8 +233,8 @@ copies_start(UidgenShared *s)
 		 * (the file's) is an origin's too.
 		 */
 		if (d.copy_reason == UIDGEN_COPY_STANDBY &&
-			s->file_worker == uidgen_settings.worker_id)
-			d.origin_worker = s->file_worker;
+			file_worker == uidgen_settings.worker_id)
+			d.origin_worker = file_worker;
 		d.copy_reason = found;
 		if (found != UIDGEN_COPY_STANDBY)
 		{
@@ -210,8 +246,129 @@ copies_start(UidgenShared *s)
 	}
 	if (!d.rebase_pending)
 		refused = copies_settle(&d);
-	statefile_commit(s, &d, 0);
-	copies_publish(s, &d, refused);
+	statefile_commit(&d, 0);
+	copies_publish(&d, refused);
+}
+
+/*
+ * Postmaster start-up, from the state file's set-up (statefile_set_copies()):
+ * take what the file read says of copies ("loaded", NULL if there was no
+ * sound file), then settle it (copies_start()).
+ */
+static void
+copies_load(const StateFileData *loaded)
+{
+	int32		file_worker = -1;
+
+	cs->recovery_signalled = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	cs->rebase_pending = cs->recovery_signalled;
+	if (loaded != NULL)
+	{
+		/* promoted, then restarted before the clock moved: the signal file is gone */
+		cs->rebase_pending |= loaded->rebase_pending;
+		/* who issued the IDs below the mark: compared with this server */
+		cs->vouched = loaded->vouched;
+		cs->copy_reason = (UidgenCopyReason) loaded->copy_reason;
+		cs->blocks_fenced = loaded->blocks_fenced;
+		cs->skip_nonce = loaded->skip_nonce;
+		cs->origin_worker = loaded->copy_reason != UIDGEN_COPY_NONE ?
+			loaded->origin_worker : loaded->settings.worker_id;
+		pg_atomic_write_u64(&cs->origin_mark, loaded->origin_mark);
+		/* uidgen.worker_id of the server that wrote the file */
+		file_worker = loaded->settings.worker_id;
+	}
+	copies_start(file_worker);
+}
+
+/* The state file is being written: fill in the copy state in force. */
+static void
+copies_fill(StateFileData *d)
+{
+	d->rebase_pending = cs->rebase_pending;
+	d->copy_reason = (uint8) cs->copy_reason;
+	d->blocks_fenced = cs->blocks_fenced;
+	d->skip_nonce = cs->skip_nonce;
+	d->origin_worker = cs->origin_worker;
+	d->origin_mark = pg_atomic_read_u64(&cs->origin_mark);
+	d->vouched = cs->vouched;
+}
+
+/* Set up the copy state's memory (postmaster); copies_load() fills it. */
+static void
+copies_shmem_init(void *mem)
+{
+	CopiesShared *c = mem;
+
+	c->copy_reason = UIDGEN_COPY_NONE;
+	c->origin_worker = -1;
+	pg_atomic_init_u64(&c->origin_mark, 0);
+}
+
+/* Size of the copy state's memory. */
+static Size
+copies_shmem_size(void)
+{
+	return sizeof(CopiesShared);
+}
+
+static const UidgenShmemArea copies_area = {
+	"uidgen copies", copies_shmem_size, copies_shmem_init, (void **) &cs
+};
+
+/*
+ * Register the copy state's shared memory and its part of the state file
+ * (from _PG_init, when preloaded, before statefile_register()).
+ */
+void
+copies_register(void)
+{
+	shmem_register(&copies_area);
+	statefile_set_copies(copies_load, copies_fill);
+}
+
+/*
+ * WAL replay of a mark (clock/walmark.c): remember the mark and who wrote
+ * it, if this server is a copy, and make it durable in the state file
+ * before replay goes on: a restartpoint past this record would otherwise
+ * leave a crash that follows with an older mark than the primary's (replay
+ * restarts after the record).
+ *
+ *	1. durable first: the state file with origin_mark and origin_worker
+ *	   ("redo-mark-before-file" comes before it)
+ *	2. then: replay goes on past the record
+ */
+void
+copies_replay_mark(uint64 mark, int32 worker_id)
+{
+	bool		sticky;
+
+	if (cs == NULL)
+		return;
+	LWLockAcquire(STATE_LOCK(), LW_EXCLUSIVE);
+
+	/*
+	 * A copy other than a standby whose origin has this server's own worker
+	 * id (a copy of a standby with the standby's worker id, copies_start())
+	 * keeps it: its origin issued IDs under it, whatever the records replayed
+	 * say.  A standby's origin is its primary's, and a former primary
+	 * rejoining as a standby starts with its own worker id there.
+	 */
+	sticky = cs->copy_reason != UIDGEN_COPY_STANDBY &&
+		cs->origin_worker == uidgen_settings.worker_id;
+	if (cs->copy_reason != UIDGEN_COPY_NONE &&
+		(mark > pg_atomic_read_u64(&cs->origin_mark) ||
+		 (worker_id != cs->origin_worker && !sticky)))
+	{
+		if (mark > pg_atomic_read_u64(&cs->origin_mark))
+			pg_atomic_write_u64(&cs->origin_mark, mark);
+		if (!sticky)
+			cs->origin_worker = worker_id;
+		CRASH_POINT("redo-mark-before-file");
+		if (statefile_problem() != UIDGEN_STATE_CORRUPT)
+			statefile_save(ERROR);
+	}
+	LWLockRelease(STATE_LOCK());
 }
 
 /*
@@ -248,7 +405,7 @@ copies_check_stream(void)
  * new timeline, which changes the key by itself.
  */
 void
-copies_end_recovery(UidgenShared *s)
+copies_end_recovery(void)
 {
 	uint64		origin;
 	StateFileData d;
@@ -256,28 +413,28 @@ copies_end_recovery(UidgenShared *s)
 
 	if (RecoveryInProgress())
 		return;
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (s->rebase_pending)
+	LWLockAcquire(STATE_LOCK(), LW_EXCLUSIVE);
+	if (cs->rebase_pending)
 	{
-		origin = pg_atomic_read_u64(&s->origin_mark);
+		origin = pg_atomic_read_u64(&cs->origin_mark);
 		copies_check_stream();
-		statefile_fill(s, &d, 0);
+		statefile_fill(&d, 0);
 		d.rebase_pending = false;
-		if (d.copy_reason != UIDGEN_COPY_NONE && !s->recovery_signalled)
+		if (d.copy_reason != UIDGEN_COPY_NONE && !cs->recovery_signalled)
 			d.skip_nonce = copies_new_skip_nonce(d.skip_nonce);
 		refused = copies_settle(&d);
-		if (s->problem != UIDGEN_STATE_CORRUPT)
-			statefile_commit(s, &d, clock_rebase_floor(origin));
+		if (statefile_problem() != UIDGEN_STATE_CORRUPT)
+			statefile_commit(&d, clock_rebase_floor(origin));
 		else
-			clock_raise(s, clock_rebase_floor(origin));
-		copies_publish(s, &d, refused);
+			clock_raise(clock_rebase_floor(origin));
+		copies_publish(&d, refused);
 		ereport(LOG,
 				(errmsg("uidgen moved its clocks past the former primary after recovery"),
 				 errdetail("IDs issued from now on are above the last high-water mark replayed from WAL (%llu ms after the Unix epoch) and uidgen.max_clock_drift (%d ms) ahead of the system clock.",
 						   (unsigned long long) UIDGEN_TICKS_TO_MS(origin),
 						   uidgen_max_clock_drift)));
 	}
-	LWLockRelease(s->lock);
+	LWLockRelease(STATE_LOCK());
 }
 
 /*
@@ -288,19 +445,19 @@ copies_end_recovery(UidgenShared *s)
  * a copy, refused with its own worker id as its origin's.
  */
 void
-copies_refresh(UidgenShared *s)
+copies_refresh(void)
 {
 	TimeLineID	tli;
 	StateFileData d;
 
-	if (s->problem == UIDGEN_STATE_CORRUPT)
+	if (statefile_problem() == UIDGEN_STATE_CORRUPT)
 		return;
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (!RecoveryInProgress() && !s->rebase_pending &&
-		s->copy_reason == UIDGEN_COPY_NONE &&
-		s->vouched.timeline != (tli = GetWALInsertionTimeLine()))
+	LWLockAcquire(STATE_LOCK(), LW_EXCLUSIVE);
+	if (!RecoveryInProgress() && !cs->rebase_pending &&
+		cs->copy_reason == UIDGEN_COPY_NONE &&
+		cs->vouched.timeline != (tli = GetWALInsertionTimeLine()))
 	{
-		statefile_fill(s, &d, 0);
+		statefile_fill(&d, 0);
 		if (d.vouched.timeline != 0)
 		{
 			d.copy_reason = UIDGEN_COPY_TIMELINE;
@@ -314,26 +471,26 @@ copies_refresh(UidgenShared *s)
 		else
 			d.vouched.timeline = tli;
 		/* refuse in memory first: nothing may use what is not durable yet */
-		if (copies_settle(&d) && s->problem == UIDGEN_STATE_OK)
-			s->problem = UIDGEN_STATE_COPY;
-		statefile_commit(s, &d, 0);
-		copies_publish(s, &d, s->problem == UIDGEN_STATE_COPY);
+		if (copies_settle(&d) && statefile_problem() == UIDGEN_STATE_OK)
+			cs->refused = true;
+		statefile_commit(&d, 0);
+		copies_publish(&d, cs->refused);
 	}
-	else if (pg_atomic_read_u64(&s->origin_mark) != s->origin_mark_saved)
-		statefile_save(s, ERROR);
-	LWLockRelease(s->lock);
+	else if (pg_atomic_read_u64(&cs->origin_mark) != statefile_saved_origin_mark())
+		statefile_save(ERROR);
+	LWLockRelease(STATE_LOCK());
 }
 
 /* The error of a copy that has its origin's worker id. */
 void
-copies_refuse(UidgenShared *s)
+copies_refuse(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("uidgen.worker_id %d is the worker id of the server this data directory was copied from",
-					s->origin_worker),
+					cs->origin_worker),
 			 errdetail("%s That server may still be issuing IDs, which this one could repeat.",
-					   identity_reason_detail(s->copy_reason)),
+					   identity_reason_detail(cs->copy_reason)),
 			 errhint("Give this server its own uidgen.worker_id and restart it, or, if the server it was copied from will never issue IDs again, run SELECT uidgen_take_over().")));
 }
 
@@ -344,12 +501,12 @@ copies_refuse(UidgenShared *s)
 uint64
 copies_skip_key(void)
 {
-	UidgenShared *s = shmem_get();
 	uint32		skip_nonce;
 
-	LWLockAcquire(s->lock, LW_SHARED);
-	skip_nonce = s->skip_nonce;
-	LWLockRelease(s->lock);
+	shmem_require();
+	LWLockAcquire(STATE_LOCK(), LW_SHARED);
+	skip_nonce = cs->skip_nonce;
+	LWLockRelease(STATE_LOCK());
 	return (uint64) GetWALInsertionTimeLine() | ((uint64) skip_nonce << 32);
 }
 
@@ -357,14 +514,13 @@ copies_skip_key(void)
 void
 copies_check_blocks(void)
 {
-	UidgenShared *s = shmem_get();
-
-	copies_guard(s);
+	shmem_require();
+	copies_guard();
 	/* copies_publish() wrote these before it cleared rebase_pending */
 	pg_read_barrier();
-	if (unlikely(s->problem == UIDGEN_STATE_COPY))
-		copies_refuse(s);
-	if (unlikely(s->blocks_fenced))
+	if (unlikely(cs->refused))
+		copies_refuse();
+	if (unlikely(cs->blocks_fenced))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("block sequences of a copied data directory are fenced until it is taken over"),
@@ -380,36 +536,75 @@ copies_check_blocks(void)
 Datum
 uidgen_take_over(PG_FUNCTION_ARGS)
 {
-	UidgenShared *s = shmem_get();
 	StateFileData d;
 
+	shmem_require();
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot take over a worker id during recovery"),
 				 errhint("Promote the server first.")));
-	statefile_check_usable(s);
-	copies_end_recovery(s);
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (s->copy_reason == UIDGEN_COPY_NONE && !s->blocks_fenced)
+	statefile_check_usable();
+	copies_end_recovery();
+	LWLockAcquire(STATE_LOCK(), LW_EXCLUSIVE);
+	if (cs->copy_reason == UIDGEN_COPY_NONE && !cs->blocks_fenced)
 	{
-		LWLockRelease(s->lock);
+		LWLockRelease(STATE_LOCK());
 		ereport(NOTICE,
 				(errmsg("this server is not a copy: there is no worker id to take over")));
 		PG_RETURN_VOID();
 	}
-	statefile_fill(s, &d, 0);
+	statefile_fill(&d, 0);
 	copies_vouch(&d);
 	d.blocks_fenced = false;
 	d.skip_nonce = copies_new_skip_nonce(d.skip_nonce);
 	CRASH_POINT("takeover-before-commit");
-	statefile_commit(s, &d, clock_rebase_floor(pg_atomic_read_u64(&s->origin_mark)));
+	statefile_commit(&d, clock_rebase_floor(pg_atomic_read_u64(&cs->origin_mark)));
 	CRASH_POINT("takeover-after-commit");
-	copies_publish(s, &d, false);
-	LWLockRelease(s->lock);
+	copies_publish(&d, false);
+	LWLockRelease(STATE_LOCK());
 	ereport(LOG,
 			(errmsg("uidgen took over the ID space of the server this data directory was copied from"),
 			 errdetail("Snowflake IDs (worker id %d) and UUIDs issued from now on are above the last high-water mark replayed from that server's WAL and uidgen.max_clock_drift ahead of the system clock; block sequences skip ahead before they serve.",
 					   uidgen_settings.worker_id)));
 	PG_RETURN_VOID();
+}
+
+/* Before a generator runs: settle the end of recovery if it is pending. */
+void
+copies_guard(void)
+{
+	if (unlikely(cs->rebase_pending))
+		copies_end_recovery();
+}
+
+/* Has recovery ended without the clocks moved past the origin yet? */
+bool
+copies_rebase_pending(void)
+{
+	return cs->rebase_pending;
+}
+
+/*
+ * Is this a copy refused for its origin's worker id?  Read after
+ * copies_rebase_pending() and a read barrier: copies_publish() wrote it
+ * before it cleared rebase_pending.
+ */
+bool
+copies_refused(void)
+{
+	return cs->refused;
+}
+
+/* What uidgen_status() shows of copies, as one consistent view. */
+void
+copies_describe(CopiesView *v)
+{
+	LWLockAcquire(STATE_LOCK(), LW_SHARED);
+	v->vouched = cs->vouched;
+	v->copy_reason = cs->copy_reason;
+	v->origin_worker = cs->origin_worker;
+	v->origin_mark = pg_atomic_read_u64(&cs->origin_mark);
+	v->blocks_fenced = cs->blocks_fenced;
+	LWLockRelease(STATE_LOCK());
 }

@@ -10,21 +10,28 @@
 #ifndef UIDGEN_COPIES_H
 #define UIDGEN_COPIES_H
 
-#include "core/shmem.h"
+#include "clock/identity.h"
 
-extern void copies_start(UidgenShared *s);
-extern void copies_end_recovery(UidgenShared *s);
-extern void copies_refresh(UidgenShared *s);
-extern void copies_refuse(UidgenShared *s);
+/* What uidgen_status() shows of copies (copies_describe()). */
+typedef struct CopiesView
+{
+	UidgenIdentity vouched;		/* the server the state file vouches for */
+	UidgenCopyReason copy_reason;	/* why this is a copy, or NONE */
+	int32		origin_worker;	/* worker id of the server copied from, or -1 */
+	uint64		origin_mark;	/* highest mark replayed from its WAL */
+	bool		blocks_fenced;	/* block sequences wait for a take-over */
+} CopiesView;
+
+extern void copies_register(void);
+extern void copies_replay_mark(uint64 mark, int32 worker_id);
+extern void copies_guard(void);
+extern void copies_end_recovery(void);
+extern void copies_refresh(void);
+extern bool copies_rebase_pending(void);
+extern bool copies_refused(void);
+extern void copies_refuse(void);
 extern void copies_check_blocks(void);
 extern uint64 copies_skip_key(void);
-
-/* Before a generator runs: settle the end of recovery if it is pending. */
-static inline void
-copies_guard(UidgenShared *s)
-{
-	if (unlikely(s->rebase_pending))
-		copies_end_recovery(s);
-}
+extern void copies_describe(CopiesView *v);
 
 #endif							/* UIDGEN_COPIES_H */

@@ -5,8 +5,9 @@
  *
  * It sleeps on its latch and wakes when a generator passes the refresh
  * point of the high-water mark, or once a second, to write the next mark
- * (statefile.c), to sample the wall clock and, once recovery has ended, to
- * move the clock past what the original server could have issued (clock.c).  It needs no
+ * (clock/statefile.c), to sample the wall clock (clock/clock.c) and, once
+ * recovery has ended, to move the clock past what the original server
+ * could have issued (replicas/copies.c).  It needs no
  * database connection, so it runs on primaries and standbys alike.  If it
  * is down, generators write the mark themselves: nothing waits for it.
  *
@@ -26,10 +27,11 @@
 #include "utils/guc.h"
 
 #include "clock/clock.h"
+#include "clock/statefile.h"
 #include "core/compat.h"
+#include "core/shmem.h"
 #include "replicas/copies.h"
 #include "replicas/keeper.h"
-#include "clock/statefile.h"
 
 #define KEEPER_NAP_MS 1000
 
@@ -54,20 +56,19 @@ keeper_register(void)
 static void
 keeper_detach(int code, Datum arg)
 {
-	uidgen_shared->keeper_procno = -1;
+	statefile_set_keeper(-1);
 }
 
 /* Entry point of the keeper worker. */
 void
 uidgen_keeper_main(Datum arg)
 {
-	UidgenShared *s = shmem_get();
-
+	shmem_require();
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	s->keeper_procno = UIDGEN_MY_PROCNO;
+	statefile_set_keeper(UIDGEN_MY_PROCNO);
 	on_shmem_exit(keeper_detach, 0);
 
 	while (!ShutdownRequestPending)
@@ -77,10 +78,10 @@ uidgen_keeper_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		copies_guard(s);
-		copies_refresh(s);
-		statefile_refresh(s);
-		clock_observe(s, clock_latest(s));
+		copies_guard();
+		copies_refresh();
+		statefile_refresh();
+		clock_observe(clock_latest());
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

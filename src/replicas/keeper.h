@@ -11,7 +11,7 @@
 #ifndef UIDGEN_KEEPER_H
 #define UIDGEN_KEEPER_H
 
-#include "core/shmem.h"
+#include "fmgr.h"
 
 extern void keeper_register(void);
 extern PGDLLEXPORT void uidgen_keeper_main(Datum arg);

@@ -26,12 +26,14 @@
 #include "fmgr.h"
 #include "utils/timestamp.h"
 
-#include "replicas/copies.h"
-#include "core/crashpoint.h"
-#include "clock/lease.h"
-#include "core/shmem.h"
 #include "clock/layout.h"
+#include "clock/lease.h"
 #include "clock/statefile.h"
+#include "core/counters.h"
+#include "core/crashpoint.h"
+#include "core/settings.h"
+#include "core/shmem.h"
+#include "replicas/copies.h"
 
 PG_FUNCTION_INFO_V1(snowflake_next);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
@@ -45,23 +47,23 @@ PG_FUNCTION_INFO_V1(snowflake_at);
 
 /* Refuse to generate when IDs could collide. */
 static void
-snowflake_check_state(UidgenShared *s)
+snowflake_check_state(void)
 {
-	statefile_check_usable(s);
-	if (unlikely(s->problem == UIDGEN_STATE_SETTINGS_CHANGED))
+	statefile_check_usable();
+	if (unlikely(statefile_problem() == UIDGEN_STATE_SETTINGS_CHANGED))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("uidgen settings changed in a way that could repeat issued snowflake IDs"),
-				 errdetail("%s", layout_settings_detail(&s->recorded)),
+				 errdetail("%s", layout_settings_detail(statefile_recorded())),
 				 errhint("To start a new ID space on purpose, stop the server and remove the file \"uidgen.state\" from the data directory; IDs may then repeat.")));
 	/*
 	 * One test of the flag, then the end of recovery settled here if it is
 	 * due: a promotion between a test of recovery and a test of the flag
 	 * would let a tick through on the clock from before the rebase.
 	 */
-	if (unlikely(s->rebase_pending))
-		copies_end_recovery(s);
-	if (unlikely(s->rebase_pending))
+	if (unlikely(copies_rebase_pending()))
+		copies_end_recovery();
+	if (unlikely(copies_rebase_pending()))
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot generate snowflake IDs during recovery"),
@@ -69,8 +71,8 @@ snowflake_check_state(UidgenShared *s)
 				 errhint("Generate IDs on the primary; a standby generates them once it is promoted.")));
 	/* copies_publish() wrote problem before it cleared rebase_pending */
 	pg_read_barrier();
-	if (unlikely(s->problem == UIDGEN_STATE_COPY))
-		copies_refuse(s);
+	if (unlikely(copies_refused()))
+		copies_refuse();
 }
 
 /*
@@ -78,14 +80,14 @@ snowflake_check_state(UidgenShared *s)
  * lease changed meanwhile, refused if there is none.
  */
 static pg_noinline uint64
-snowflake_leased_tick(UidgenShared *s, uint64 granule, int32 *worker)
+snowflake_leased_tick(uint64 granule, int32 *worker)
 {
 	for (;;)
 	{
-		uint64		lease = lease_begin(s);
-		uint64		tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, granule, false);
+		uint64		lease = lease_begin();
+		uint64		tick = statefile_next_tick(UIDGEN_CLOCK_SNOWFLAKE, granule, false);
 
-		if (lease_confirm(s, lease, tick))
+		if (lease_confirm(lease, tick))
 		{
 			*worker = LEASE_WORKER(lease);
 			return tick;
@@ -97,24 +99,23 @@ snowflake_leased_tick(UidgenShared *s, uint64 granule, int32 *worker)
 Datum
 snowflake_next(PG_FUNCTION_ARGS)
 {
-	UidgenShared *s = shmem_get();
 	const UidgenSettings *l = &uidgen_settings;
 	int			slot_shift = UIDGEN_TICK_SHIFT - l->sequence_bits;
 	uint64		tick;
 	int32		worker;
 	int64		ms;
 	int64		id;
-	UidgenProcCounters *mine;
 
+	shmem_require();
 	CRASH_POINT("snowflake-before-check");
-	snowflake_check_state(s);
+	snowflake_check_state();
 	if (likely(!uidgen_registry_on))
 	{
-		tick = statefile_next_tick(s, UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
+		tick = statefile_next_tick(UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 		worker = l->worker_id;
 	}
 	else
-		tick = snowflake_leased_tick(s, UINT64CONST(1) << slot_shift, &worker);
+		tick = snowflake_leased_tick(UINT64CONST(1) << slot_shift, &worker);
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
 	id = layout_id_of_ms(l, ms);
 	if (unlikely(id < 0))
@@ -125,9 +126,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 	id |= ((int64) worker << l->sequence_bits) |
 		(int64) ((tick & (UIDGEN_TICKS_PER_MS - 1)) >> slot_shift);
 
-	mine = shmem_my_counters();
-	pg_atomic_write_u64(&mine->snowflakes, pg_atomic_read_u64(&mine->snowflakes) + 1);
-	pg_atomic_write_u64(&mine->last_snowflake, (uint64) id);
+	counters_count_snowflake(id);
 	PG_RETURN_INT64(id);
 }
 
@@ -135,7 +134,7 @@ snowflake_next(PG_FUNCTION_ARGS)
 static const UidgenSettings *
 layout_in_force(void)
 {
-	(void) shmem_get();
+	shmem_require();
 	return &uidgen_settings;
 }
 
@@ -245,7 +244,7 @@ snowflake_at(PG_FUNCTION_ARGS)
 				 errmsg("worker id %d does not fit in %d worker bits", worker, l->worker_bits),
 				 errdetail("uidgen.worker_bits is %d: worker ids go from 0 to %d.",
 						   l->worker_bits, (1 << l->worker_bits) - 1)));
-	if (uidgen_registry_on && worker == lease_worker_id(shmem_get()))
+	if (uidgen_registry_on && worker == lease_worker_id())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("worker id %d of a backfilled snowflake ID must differ from the worker id this server leases", worker),

@@ -10,17 +10,20 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "access/xlog.h"
 #include "clock/clock.h"
-#include "replicas/copies.h"
 #include "clock/lease.h"
+#include "clock/statefile.h"
+#include "core/counters.h"
+#include "core/settings.h"
 #include "core/shmem.h"
 #include "core/timeconv.h"
+#include "replicas/copies.h"
 
 #define STATUS_COLUMNS 21
 
@@ -28,19 +31,21 @@ PG_FUNCTION_INFO_V1(uidgen_status);
 
 /* A state a person can read. */
 static const char *
-status_state(UidgenShared *s)
+status_state(void)
 {
-	if (s->problem == UIDGEN_STATE_CORRUPT)
+	UidgenStateProblem problem = statefile_problem();
+
+	if (problem == UIDGEN_STATE_CORRUPT)
 		return "state file corrupt";
-	if (s->problem == UIDGEN_STATE_SETTINGS_CHANGED)
+	if (problem == UIDGEN_STATE_SETTINGS_CHANGED)
 		return "settings changed";
-	if (s->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
+	if (problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 		return "upgraded without state";
-	if (s->rebase_pending && RecoveryInProgress())
+	if (copies_rebase_pending() && RecoveryInProgress())
 		return "recovery";
-	if (s->problem == UIDGEN_STATE_COPY)
+	if (copies_refused())
 		return "copy";
-	if (uidgen_registry_on && lease_worker_id(s) < 0)
+	if (uidgen_registry_on && lease_worker_id() < 0)
 		return "no lease";
 	return "ok";
 }
@@ -59,33 +64,32 @@ ticks_interval(uint64 ticks)
 Datum
 uidgen_status(PG_FUNCTION_ARGS)
 {
-	UidgenShared *s = shmem_get();
 	const UidgenSettings *l = &uidgen_settings;
 	TupleDesc	tupdesc;
 	Datum		values[STATUS_COLUMNS];
 	bool		nulls[STATUS_COLUMNS] = {0};
-	uint64		last = clock_latest(s);
-	uint64		wall = clock_wall_ticks(true);
-	uint64		snowflakes = 0;
-	uint64		uuids = 0;
-	uint64		last_id = 0;
+	uint64		last;
+	uint64		wall;
+	uint64		snowflakes;
+	uint64		uuids;
+	uint64		last_id;
 	TimeLineID	tli;
-	int32		worker = uidgen_registry_on ? lease_worker_id(s) : l->worker_id;
+	int32		worker;
 	TimestampTz deadline = 0;
+	CopiesView	copy;
 	int			i = 0;
 
+	shmem_require();
+	last = clock_latest();
+	wall = clock_wall_ticks(true);
+	worker = uidgen_registry_on ? lease_worker_id() : l->worker_id;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	/* a promotion not settled yet (the keeper does it within a second) */
-	copies_guard(s);
-	for (int p = 0; p < s->nprocs; p++)
-	{
-		snowflakes += pg_atomic_read_u64(&s->procs[p].snowflakes);
-		uuids += pg_atomic_read_u64(&s->procs[p].uuids);
-		last_id = Max(last_id, pg_atomic_read_u64(&s->procs[p].last_snowflake));
-	}
+	copies_guard();
+	counters_sum(&snowflakes, &uuids, &last_id);
 
-	values[i++] = CStringGetTextDatum(status_state(s));
+	values[i++] = CStringGetTextDatum(status_state());
 	nulls[i] = worker < 0;
 	values[i++] = Int32GetDatum(worker);
 	values[i++] = Int32GetDatum(63 - l->worker_bits - l->sequence_bits);
@@ -97,37 +101,36 @@ uidgen_status(PG_FUNCTION_ARGS)
 	values[i++] = ticks_interval(last > wall ? last - wall : 0);
 	values[i++] = Int64GetDatum((int64) snowflakes);
 	values[i++] = Int64GetDatum((int64) uuids);
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&s->episodes));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&s->waits));
-	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->hwm))));
+	values[i++] = Int64GetDatum((int64) clock_episodes());
+	values[i++] = Int64GetDatum((int64) clock_waits());
+	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(statefile_mark())));
 
 	/* what the state file vouches for, and the server this one was copied from */
-	LWLockAcquire(s->lock, LW_SHARED);
-	nulls[i] = s->vouched.sysid == 0;
-	values[i++] = Int64GetDatum((int64) s->vouched.sysid);
+	copies_describe(&copy);
+	nulls[i] = copy.vouched.sysid == 0;
+	values[i++] = Int64GetDatum((int64) copy.vouched.sysid);
 	/* the timeline the keeper is about to vouch for, if it has not yet */
-	tli = s->vouched.timeline;
-	if (tli == 0 && s->copy_reason == UIDGEN_COPY_NONE && !RecoveryInProgress())
+	tli = copy.vouched.timeline;
+	if (tli == 0 && copy.copy_reason == UIDGEN_COPY_NONE && !RecoveryInProgress())
 		tli = GetWALInsertionTimeLine();
 	nulls[i] = tli == 0;
 	values[i++] = Int32GetDatum((int32) tli);
-	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE || s->origin_worker < 0;
-	values[i++] = Int32GetDatum(s->origin_worker);
-	nulls[i] = s->copy_reason == UIDGEN_COPY_NONE;
+	nulls[i] = copy.copy_reason == UIDGEN_COPY_NONE || copy.origin_worker < 0;
+	values[i++] = Int32GetDatum(copy.origin_worker);
+	nulls[i] = copy.copy_reason == UIDGEN_COPY_NONE;
 	if (!nulls[i])
-		values[i] = CStringGetTextDatum(identity_reason_name(s->copy_reason));
+		values[i] = CStringGetTextDatum(identity_reason_name(copy.copy_reason));
 	i++;
-	nulls[i] = pg_atomic_read_u64(&s->origin_mark) == 0;
-	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(pg_atomic_read_u64(&s->origin_mark))));
-	values[i++] = BoolGetDatum(s->blocks_fenced);
-	LWLockRelease(s->lock);
+	nulls[i] = copy.origin_mark == 0;
+	values[i++] = TimestampTzGetDatum(unix_ms_to_timestamptz(UIDGEN_TICKS_TO_MS(copy.origin_mark)));
+	values[i++] = BoolGetDatum(copy.blocks_fenced);
 
 	/* the worker id lease, with a registry */
 	nulls[i] = !uidgen_registry_on;
 	if (!nulls[i])
-		values[i] = CStringGetTextDatum(s->lease_holder);
+		values[i] = CStringGetTextDatum(lease_holder());
 	i++;
-	nulls[i] = !uidgen_registry_on || !lease_deadline(s, &deadline);
+	nulls[i] = !uidgen_registry_on || !lease_deadline(&deadline);
 	values[i++] = TimestampTzGetDatum(deadline);
 	Assert(i == STATUS_COLUMNS);
 

@@ -15,11 +15,15 @@
 #include "miscadmin.h"
 
 #include "blocks/blocks.h"
+#include "clock/clock.h"
 #include "clock/lease.h"
+#include "clock/statefile.h"
 #include "clock/walmark.h"
+#include "core/counters.h"
 #include "core/settings.h"
-#include "core/shmem.h"
+#include "replicas/copies.h"
 #include "replicas/keeper.h"
+#include "replicas/leaseworker.h"
 #include "replicas/upgrade.h"
 
 PG_MODULE_MAGIC;
@@ -29,10 +33,14 @@ extern PGDLLEXPORT void _PG_init(void);
 /*
  * Module load.  Without shared_preload_libraries there is nothing to set up:
  * PostgreSQL refuses restart-only settings from a library loaded later, and
- * every function then refuses to run (shmem_get()).  Neither is anything
+ * every function then refuses to run (shmem_require()).  Neither is anything
  * set up in binary-upgrade mode (pg_upgrade), where no ID may be issued and
  * no worker may run: the high-water mark is handed over instead, and a
- * uidgen loaded later than at start-up refuses to load (upgrade.c).
+ * uidgen loaded later than at start-up refuses to load (replicas/upgrade.c).
+ *
+ * Shared memory is set up in the order registered here (core/shmem.c):
+ * the clocks, then the copy state, then the state file, whose set-up
+ * starts the clocks and hands the copy state what it found.
  */
 void
 _PG_init(void)
@@ -46,15 +54,19 @@ _PG_init(void)
 
 	settings_define();
 	/* WAL may hold uidgen's records whenever the server replays it */
-	walmark_register();
+	walmark_register(copies_replay_mark);
 
 	if (IsBinaryUpgrade)
 	{
 		upgrade_hand_over();
 		return;
 	}
-	shmem_install_hooks();
-	keeper_register();
+	clock_register();
+	copies_register();
+	statefile_register();
 	lease_register();
+	counters_register();
+	keeper_register();
+	leaseworker_register();
 	blocks_register();
 }

@@ -41,10 +41,12 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
-#include "replicas/copies.h"
-#include "core/shmem.h"
 #include "clock/statefile.h"
+#include "core/counters.h"
+#include "core/settings.h"
+#include "core/shmem.h"
 #include "core/timeconv.h"
+#include "replicas/copies.h"
 
 #define RANDOM_BLOCK 4096
 #define FRACTION_MASK (UIDGEN_TICKS_PER_MS - 1)
@@ -120,23 +122,21 @@ uuidv7_ms_arg(TimestampTz ts)
 static uint64
 uuidv7_tick(void)
 {
-	UidgenShared *s = shmem_get();
 	uint64		tick;
-	UidgenProcCounters *mine;
+	bool		pending;
 
-	bool		pending = s->rebase_pending;
-
-	statefile_check_usable(s);
-	copies_guard(s);
-	tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
+	shmem_require();
+	pending = copies_rebase_pending();
+	statefile_check_usable();
+	copies_guard();
+	tick = statefile_next_tick(UIDGEN_CLOCK_UUID, 1, true);
 	/* taken in recovery, but recovery has ended since: take one above the jump */
 	if (unlikely(pending) && !RecoveryInProgress())
 	{
-		copies_guard(s);
-		tick = statefile_next_tick(s, UIDGEN_CLOCK_UUID, 1, true);
+		copies_guard();
+		tick = statefile_next_tick(UIDGEN_CLOCK_UUID, 1, true);
 	}
-	mine = shmem_my_counters();
-	pg_atomic_write_u64(&mine->uuids, pg_atomic_read_u64(&mine->uuids) + 1);
+	counters_count_uuid();
 	return tick;
 }
 
