@@ -9,11 +9,13 @@ OBJS = \
 	src/sql/uidgen.o \
 	src/snowflake/snowflake.o \
 	src/uuidv7/uuidv7.o \
-	src/blocks/allocator.o \
+	src/blocks/allocqueue.o \
+	src/blocks/allocslots.o \
 	src/blocks/allocsql.o \
 	src/blocks/allocworker.o \
 	src/blocks/blockcache.o \
 	src/blocks/blocks.o \
+	src/blocks/cachetable.o \
 	src/blocks/failover.o \
 	src/blocks/outcome.o \
 	src/blocks/seqrow.o \

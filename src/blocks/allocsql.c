@@ -51,7 +51,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "blocks/allocator.h"
+#include "blocks/reservation.h"
 #include "blocks/allocsql.h"
 #include "core/crashpoint.h"
 

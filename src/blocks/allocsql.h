@@ -12,7 +12,7 @@
 
 #include "storage/itemptr.h"
 
-#include "blocks/allocator.h"
+#include "blocks/reservation.h"
 
 extern void allocsql_serve_all(AllocWork *works, int nworks);
 extern void allocsql_forget(void);

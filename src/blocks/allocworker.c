@@ -54,10 +54,12 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "blocks/allocator.h"
+#include "blocks/allocqueue.h"
+#include "blocks/allocslots.h"
 #include "blocks/allocsql.h"
 #include "blocks/allocworker.h"
 #include "blocks/blockcache.h"
+#include "blocks/cachetable.h"
 #include "core/compat.h"
 #include "core/crashpoint.h"
 #include "core/settings.h"
@@ -70,7 +72,7 @@ static uint32 we_idle = 0;
 static void
 alloc_detach(int code, Datum arg)
 {
-	blockcache_wake_database(allocator_detach());
+	cachetable_wake_database(allocator_detach());
 }
 
 /*

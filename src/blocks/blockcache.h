@@ -11,14 +11,11 @@
 #ifndef UIDGEN_BLOCKCACHE_H
 #define UIDGEN_BLOCKCACHE_H
 
-#include "blocks/allocator.h"
+#include "blocks/reservation.h"
 
-extern void blockcache_register(void);
 extern int64 blockcache_next(const char *name, Oid funcid);
-extern void blockcache_invalidate(Oid dbid, const char *name);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
 extern void blockcache_deliver(const AllocWork *work);
 extern bool blockcache_has_requests(Oid dbid);
-extern void blockcache_wake_database(Oid dbid);
 
 #endif							/* UIDGEN_BLOCKCACHE_H */

@@ -53,8 +53,10 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "blocks/allocator.h"
+#include "blocks/allocqueue.h"
+#include "blocks/allocslots.h"
 #include "blocks/blockcache.h"
+#include "blocks/cachetable.h"
 #include "blocks/blocks.h"
 #include "replicas/copies.h"
 #include "core/crashpoint.h"
@@ -85,14 +87,14 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (classId == DatabaseRelationId)
 	{
 		allocator_request_exit(objectId);
-		blockcache_invalidate(objectId, NULL);
+		cachetable_invalidate(objectId, NULL);
 	}
 	else if (classId == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(objectId);
 
 		if (name != NULL && strcmp(name, "uidgen") == 0)
-			blockcache_invalidate(MyDatabaseId, NULL);
+			cachetable_invalidate(MyDatabaseId, NULL);
 	}
 }
 
@@ -100,8 +102,9 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 void
 blocks_register(void)
 {
-	allocator_register();
-	blockcache_register();
+	allocslots_register();
+	allocqueue_register();
+	cachetable_register();
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = blocks_object_access;
 }
@@ -199,18 +202,18 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 	{
-		blockcache_invalidate(MyDatabaseId, NULL);
+		cachetable_invalidate(MyDatabaseId, NULL);
 		return PointerGetDatum(NULL);
 	}
 	desc = RelationGetDescr(trigdata->tg_relation);
 	name = blocks_row_name(trigdata->tg_trigtuple, desc);
 	if (name != NULL)
-		blockcache_invalidate(MyDatabaseId, name);
+		cachetable_invalidate(MyDatabaseId, name);
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 	{
 		name = blocks_row_name(trigdata->tg_newtuple, desc);
 		if (name != NULL)
-			blockcache_invalidate(MyDatabaseId, name);
+			cachetable_invalidate(MyDatabaseId, name);
 	}
 	return PointerGetDatum(NULL);
 }

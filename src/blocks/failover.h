@@ -11,7 +11,7 @@
 #ifndef UIDGEN_FAILOVER_H
 #define UIDGEN_FAILOVER_H
 
-#include "blocks/allocator.h"
+#include "blocks/reservation.h"
 
 extern bool failover_prepare_round(AllocWork *works, int nworks);
 extern void failover_end_round(bool committed);

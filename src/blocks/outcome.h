@@ -13,7 +13,7 @@
 
 #include "utils/timestamp.h"
 
-#include "blocks/allocator.h"
+#include "blocks/reservation.h"
 
 extern TimestampTz outcome_wait(const char *name, const AllocResult *res);
 extern void outcome_raise(const char *name, const AllocResult *res);

@@ -1,19 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * allocator.h
- *	  The block allocator's shared state and request protocol: backends
- *	  ask the allocator worker of their database (allocworker.c) for ranges
- *	  of block sequences (id_sequences) through shared memory.
+ * reservation.h
+ *	  A reservation of IDs from a block sequence, as the allocator works on
+ *	  it and answers it: the types every block module passes around.
  *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------
  */
-#ifndef UIDGEN_ALLOCATOR_H
-#define UIDGEN_ALLOCATOR_H
-
-#include "datatype/timestamp.h"
-#include "storage/lwlock.h"
+#ifndef UIDGEN_RESERVATION_H
+#define UIDGEN_RESERVATION_H
 
 /* Largest number of IDs one reservation may take (and largest block size). */
 #define ALLOC_MAX_IDS 1000000000
@@ -60,21 +56,4 @@ typedef struct AllocWork
 	AllocResult result;
 } AllocWork;
 
-extern bool allocator_is_this_process(void);
-extern void allocator_register(void);
-extern void allocator_reserve(const char *name, int64 n, AllocResult *res);
-extern bool allocator_wake(Oid dbid, bool raise);
-extern bool allocator_token_alive(uint64 token);
-extern void allocator_request_exit(Oid dbid);
-
-/* For the allocator worker (allocworker.c) */
-extern Oid	allocator_attach(int slot, uint32 generation);
-extern Oid	allocator_detach(void);
-extern bool allocator_retire(Oid dbid, bool (*other_work) (Oid dbid));
-extern uint64 allocator_my_token(void);
-extern bool allocator_exit_requested(void);
-extern int	allocator_max_requests(void);
-extern int	allocator_take_requests(Oid dbid, AllocWork *works, int max);
-extern void allocator_answer(const AllocWork *works, int nworks);
-
-#endif							/* UIDGEN_ALLOCATOR_H */
+#endif							/* UIDGEN_RESERVATION_H */

@@ -1,0 +1,337 @@
+/*-------------------------------------------------------------------------
+ *
+ * cachetable.c
+ *	  The table of the seq_next() cache: which entry holds which (database,
+ *	  sequence), which entry a new sequence takes, and the entries freed
+ *	  when a sequence, the extension or a database goes.  What an entry
+ *	  holds, and how it is served and refilled, is blocks/blockcache.c's.
+ *
+ * The table has uidgen.block_cache_entries entries, shared by all
+ * databases.  A sequence without an entry gets one only once its caller
+ * has seen its row in id_sequences (seqrow.c), so names that do not exist
+ * take none; an entry whose sequence the allocator then finds gone is
+ * freed, not kept.  A sequence takes a free entry, or else evicts the least
+ * recently used one, within limits: a database that holds its fair share
+ * (entries / databases holding entries, itself included) evicts only among
+ * its own entries, and one below it only among the databases above theirs.
+ * So no database can push another below its fair share.  Changing or
+ * dropping a sequence's row (the trigger on id_sequences), dropping the
+ * extension or the database frees its entries and bumps their
+ * incarnation, so that a refill still under way for the old row is thrown
+ * away when it arrives.
+ *
+ * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE), exclusively, and the entry's mutex are both
+ * held to change which sequence an entry is for (dbid, name), so either is
+ * enough to read it.  The mutex protects everything else in the entry.
+ * Backends remember where their sequences are in a small local table of
+ * fixed size (a hint per hash bucket, the last one wins), and check the
+ * identity under the mutex at every use.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "blocks/cachetable.h"
+#include "blocks/seqrow.h"
+#include "core/settings.h"
+#include "core/shmem.h"
+
+/* Hints a backend keeps: a fixed number, whatever names it is given. */
+#define CACHE_HINTS 64
+
+typedef struct CacheShared
+{
+	LWLock	   *lock;
+	int			nentries;
+	CacheEntry	entries[FLEXIBLE_ARRAY_MEMBER];
+} CacheShared;
+
+/* Backend-local: where a sequence of this database was last seen. */
+typedef struct CacheHint
+{
+	char		name[NAMEDATALEN];	/* "": none */
+	int			index;
+} CacheHint;
+
+static CacheShared *cache_shared = NULL;
+static CacheHint cache_hints[CACHE_HINTS];
+
+/* Size of the cache. */
+static Size
+cachetable_shmem_size(void)
+{
+	return add_size(offsetof(CacheShared, entries),
+					mul_size(uidgen_block_cache_entries, sizeof(CacheEntry)));
+}
+
+/* Set up the cache (postmaster). */
+static void
+cachetable_shmem_init(void *mem)
+{
+	CacheShared *c = mem;
+
+	c->lock = shmem_lock(UIDGEN_LOCK_BLOCK_CACHE);
+	c->nentries = uidgen_block_cache_entries;
+	for (int i = 0; i < c->nentries; i++)
+	{
+		SpinLockInit(&c->entries[i].mutex);
+		ConditionVariableInit(&c->entries[i].cv);
+	}
+}
+
+static const UidgenShmemArea cachetable_area = {
+	"uidgen block cache", cachetable_shmem_size, cachetable_shmem_init, (void **) &cache_shared
+};
+
+/* Register the cache's shared memory (from _PG_init, when preloaded). */
+void
+cachetable_register(void)
+{
+	shmem_register(&cachetable_area);
+}
+
+/* The entry at "index". */
+CacheEntry *
+cachetable_entry(int index)
+{
+	return &cache_shared->entries[index];
+}
+
+/* How many entries the table has. */
+int
+cachetable_size(void)
+{
+	return cache_shared->nentries;
+}
+
+/* The entry of a sequence, or -1.  Lock held. */
+static int
+cache_scan(const char *name)
+{
+	for (int i = 0; i < cache_shared->nentries; i++)
+		if (cachetable_is(&cache_shared->entries[i], name))
+			return i;
+	return -1;
+}
+
+/* qsort comparator for database OIDs. */
+static int
+cache_oid_cmp(const void *a, const void *b)
+{
+	Oid			x = *(const Oid *) a;
+	Oid			y = *(const Oid *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many elements of a sorted array are dbid. */
+static int
+cache_count_in(const Oid *sorted, int n, Oid dbid)
+{
+	int			lo = 0;
+	int			hi = n;
+	int			first;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] < dbid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = n;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] <= dbid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - first;
+}
+
+/*
+ * The entry to reuse in a full cache: the least recently used among this
+ * database's own once it holds its fair share, else among the databases
+ * above theirs (or any, when the cache is too small to share).  Lock held
+ * exclusively.
+ */
+static int
+cache_victim(void)
+{
+	int			n = cache_shared->nentries;
+	Oid		   *dbs = palloc(sizeof(Oid) * n);
+	int			ndbs = 0;
+	int			mine;
+	int			fair;
+	int			victim = -1;
+	int			fallback = -1;
+
+	for (int i = 0; i < n; i++)
+		dbs[i] = cache_shared->entries[i].dbid;
+	qsort(dbs, n, sizeof(Oid), cache_oid_cmp);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || dbs[i] != dbs[i - 1])
+			ndbs++;
+	mine = cache_count_in(dbs, n, MyDatabaseId);
+	fair = Max(n / (ndbs + (mine == 0 ? 1 : 0)), 1);
+
+	for (int i = 0; i < n; i++)
+	{
+		CacheEntry *e = &cache_shared->entries[i];
+		bool		allowed;
+
+		if (fallback < 0 || e->last_used < cache_shared->entries[fallback].last_used)
+			fallback = i;
+		if (mine >= fair)
+			allowed = e->dbid == MyDatabaseId;
+		else
+			allowed = cache_count_in(dbs, n, e->dbid) > fair;
+		if (allowed && (victim < 0 || e->last_used < cache_shared->entries[victim].last_used))
+			victim = i;
+	}
+	pfree(dbs);
+	return victim >= 0 ? victim : fallback;
+}
+
+/* Empty an entry and make it free.  Lock held exclusively. */
+static void
+cache_release(CacheEntry *e)
+{
+	SpinLockAcquire(&e->mutex);
+	e->dbid = InvalidOid;
+	e->name[0] = '\0';
+	e->incarnation++;
+	e->cur_left = 0;
+	e->spare_count = 0;
+	e->refill = REFILL_IDLE;
+	SpinLockRelease(&e->mutex);
+	ConditionVariableBroadcast(&e->cv);
+}
+
+/* Free the entry of a sequence the allocator found gone. */
+void
+cachetable_forget(int index, const char *name)
+{
+	CacheEntry *e = &cache_shared->entries[index];
+
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+	if (cachetable_is(e, name))
+		cache_release(e);
+	LWLockRelease(cache_shared->lock);
+}
+
+/* Give a sequence an entry: a free one, or a victim.  Lock held exclusively. */
+static int
+cache_assign(const char *name)
+{
+	int			victim = -1;
+	CacheEntry *e;
+
+	for (int i = 0; i < cache_shared->nentries && victim < 0; i++)
+		if (!OidIsValid(cache_shared->entries[i].dbid))
+			victim = i;
+	if (victim < 0)
+		victim = cache_victim();
+
+	e = &cache_shared->entries[victim];
+	SpinLockAcquire(&e->mutex);
+	e->dbid = MyDatabaseId;
+	strlcpy(e->name, name, NAMEDATALEN);
+	e->incarnation++;
+	e->last_used = GetCurrentStatementStartTimestamp();
+	e->cur_left = 0;
+	e->spare_count = 0;
+	e->refill = REFILL_IDLE;
+	SpinLockRelease(&e->mutex);
+	ConditionVariableBroadcast(&e->cv);
+	return victim;
+}
+
+/* The hint slot of a name. */
+static inline CacheHint *
+cache_hint(const char *name)
+{
+	return &cache_hints[hash_bytes((const unsigned char *) name, strlen(name)) % CACHE_HINTS];
+}
+
+/*
+ * Find the entry of a sequence, or assign one once the sequence is seen to
+ * exist (else 42704), and remember where it is.  funcid: the calling
+ * function (seqrow.c finds id_sequences next to it).
+ */
+int
+cachetable_find(const char *name, Oid funcid)
+{
+	int			index;
+	CacheHint  *hint;
+
+	LWLockAcquire(cache_shared->lock, LW_SHARED);
+	index = cache_scan(name);
+	LWLockRelease(cache_shared->lock);
+	if (index < 0)
+	{
+		seqrow_require(funcid, name);
+		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+		index = cache_scan(name);
+		if (index < 0)
+			index = cache_assign(name);
+		LWLockRelease(cache_shared->lock);
+	}
+	hint = cache_hint(name);
+	strlcpy(hint->name, name, NAMEDATALEN);
+	hint->index = index;
+	return index;
+}
+
+/* Where the sequence's entry probably is (checked by the caller). */
+int
+cachetable_lookup(const char *name, Oid funcid)
+{
+	CacheHint  *hint = cache_hint(name);
+
+	if (strcmp(hint->name, name) == 0)
+		return hint->index;
+	return cachetable_find(name, funcid);
+}
+
+/* Free the entries of a sequence (or of all of a database's: name NULL). */
+void
+cachetable_invalidate(Oid dbid, const char *name)
+{
+	if (cache_shared == NULL)
+		return;
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < cache_shared->nentries; i++)
+	{
+		CacheEntry *e = &cache_shared->entries[i];
+
+		if (e->dbid == dbid && (name == NULL || strcmp(e->name, name) == 0))
+			cache_release(e);
+	}
+	LWLockRelease(cache_shared->lock);
+}
+
+/* For an exiting allocator: wake the database's waiters to recover. */
+void
+cachetable_wake_database(Oid dbid)
+{
+	if (cache_shared == NULL)
+		return;
+	for (int i = 0; i < cache_shared->nentries; i++)
+		if (cache_shared->entries[i].dbid == dbid)
+			ConditionVariableBroadcast(&cache_shared->entries[i].cv);
+}

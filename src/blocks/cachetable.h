@@ -1,0 +1,63 @@
+/*-------------------------------------------------------------------------
+ *
+ * cachetable.h
+ *	  The entries of the seq_next() cache and the table that assigns them.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_CACHETABLE_H
+#define UIDGEN_CACHETABLE_H
+
+#include "miscadmin.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
+
+#include "blocks/reservation.h"
+
+typedef enum RefillState
+{
+	REFILL_IDLE,
+	REFILL_REQUESTED,			/* waiting for the allocator to take it */
+	REFILL_TAKEN				/* the allocator is working on it */
+} RefillState;
+
+/* One (database, sequence): its ranges, under its mutex (blockcache.c). */
+typedef struct CacheEntry
+{
+	slock_t		mutex;
+	Oid			dbid;			/* InvalidOid: unused */
+	char		name[NAMEDATALEN];
+	uint64		incarnation;	/* bumped when emptied or reassigned */
+	TimestampTz last_used;
+	int64		cur_next;		/* next ID of the current range */
+	int64		cur_left;		/* IDs left in it */
+	int64		refill_at;		/* ask for a spare once this ID is served */
+	int64		spare_first;	/* the spare range */
+	int64		spare_count;	/* 0: none */
+	RefillState refill;
+	uint64		refill_ticket;	/* incarnation the refill was taken for */
+	uint64		taken_by;		/* allocator token */
+	uint32		failures;		/* refills that failed, ever */
+	AllocResult failure;		/* the last failed refill */
+	ConditionVariable cv;		/* broadcast when the entry changes */
+} CacheEntry;
+
+/* Is the entry the one of this sequence of this database?  Mutex held. */
+static inline bool
+cachetable_is(CacheEntry *e, const char *name)
+{
+	return e->dbid == MyDatabaseId && strcmp(e->name, name) == 0;
+}
+
+extern void cachetable_register(void);
+extern CacheEntry *cachetable_entry(int index);
+extern int	cachetable_size(void);
+extern int	cachetable_lookup(const char *name, Oid funcid);
+extern int	cachetable_find(const char *name, Oid funcid);
+extern void cachetable_forget(int index, const char *name);
+extern void cachetable_invalidate(Oid dbid, const char *name);
+extern void cachetable_wake_database(Oid dbid);
+
+#endif							/* UIDGEN_CACHETABLE_H */
