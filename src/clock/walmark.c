@@ -32,6 +32,8 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
+#include "replication/walreceiver.h"
+#include "storage/spin.h"
 
 #include "clock/walmark.h"
 #include "core/settings.h"
@@ -117,4 +119,27 @@ walmark_register(WalMarkReplay replay)
 {
 	walmark_replay = replay;
 	RegisterCustomRmgr(UIDGEN_RMGR_ID, &walmark_rmgr);
+}
+
+/*
+ * At promotion: did this server receive all the WAL its primary had
+ * written, as of the primary's last message?  If not, a mark it never saw
+ * may cover IDs above the one it replayed: say so.
+ */
+void
+walmark_check_stream(void)
+{
+	XLogRecPtr	received = GetWalRcvFlushRecPtr(NULL, NULL);
+	XLogRecPtr	primary_end;
+
+	SpinLockAcquire(&WalRcv->mutex);
+	primary_end = WalRcv->latestWalEnd;
+	SpinLockRelease(&WalRcv->mutex);
+	if (primary_end > received)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("uidgen may not have the last high-water mark of the former primary"),
+				 errdetail("When replication stopped, the primary had written %llu bytes of WAL that this server did not receive.",
+						   (unsigned long long) (primary_end - received)),
+				 errhint("Snowflake IDs are still unique if this server has its own uidgen.worker_id. Synchronous replication makes sure a promoted standby has the last mark.")));
 }

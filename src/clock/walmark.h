@@ -21,5 +21,6 @@ typedef void (*WalMarkReplay) (uint64 mark, int32 worker_id);
 
 extern void walmark_register(WalMarkReplay replay);
 extern void walmark_log(uint64 mark, int32 worker_id);
+extern void walmark_check_stream(void);
 
 #endif							/* UIDGEN_WALMARK_H */

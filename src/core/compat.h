@@ -15,8 +15,6 @@
 
 #include "miscadmin.h"
 #include "storage/proc.h"
-#include "utils/datetime.h"
-#include "utils/guc.h"
 #include "utils/wait_event.h"
 
 /* 17 numbers processes with MyProcNumber; PGPROC lost pgprocno. */

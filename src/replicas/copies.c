@@ -87,12 +87,11 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "replication/walreceiver.h"
-#include "storage/spin.h"
 
 #include "clock/clock.h"
 #include "clock/identity.h"
 #include "clock/statefile.h"
+#include "clock/walmark.h"
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "core/shmem.h"
@@ -372,29 +371,6 @@ copies_replay_mark(uint64 mark, int32 worker_id)
 }
 
 /*
- * At promotion: did this server receive all the WAL its primary had
- * written, as of the primary's last message?  If not, a mark it never saw
- * may cover IDs above the one it replayed: say so.
- */
-static void
-copies_check_stream(void)
-{
-	XLogRecPtr	received = GetWalRcvFlushRecPtr(NULL, NULL);
-	XLogRecPtr	primary_end;
-
-	SpinLockAcquire(&WalRcv->mutex);
-	primary_end = WalRcv->latestWalEnd;
-	SpinLockRelease(&WalRcv->mutex);
-	if (primary_end > received)
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("uidgen may not have the last high-water mark of the former primary"),
-				 errdetail("When replication stopped, the primary had written %llu bytes of WAL that this server did not receive.",
-						   (unsigned long long) (primary_end - received)),
-				 errhint("Snowflake IDs are still unique if this server has its own uidgen.worker_id. Synchronous replication makes sure a promoted standby has the last mark.")));
-}
-
-/*
  * Recovery has ended: move the clocks past the original server and settle
  * the copy, in one durable step (statefile_commit()) before any generator
  * can use it.  A copy whose recovery ended although it started without a
@@ -417,7 +393,7 @@ copies_end_recovery(void)
 	if (cs->rebase_pending)
 	{
 		origin = pg_atomic_read_u64(&cs->origin_mark);
-		copies_check_stream();
+		walmark_check_stream();
 		statefile_fill(&d, 0);
 		d.rebase_pending = false;
 		if (d.copy_reason != UIDGEN_COPY_NONE && !cs->recovery_signalled)
