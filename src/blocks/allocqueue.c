@@ -79,14 +79,6 @@ static QueueShared *queue = NULL;
 /* Wait event of a requester (compat.h). */
 static uint32 we_request = 0;
 
-/* Size of the queue's shared memory. */
-static Size
-allocqueue_shmem_size(void)
-{
-	return add_size(offsetof(QueueShared, requests),
-					mul_size(shmem_nprocs(), sizeof(AllocRequest)));
-}
-
 /* Set the queue up (postmaster). */
 static void
 allocqueue_shmem_init(void *mem)
@@ -96,15 +88,12 @@ allocqueue_shmem_init(void *mem)
 	q->nrequests = shmem_nprocs();
 }
 
-static const UidgenShmemArea allocqueue_area = {
-	"uidgen allocator requests", allocqueue_shmem_size, allocqueue_shmem_init, (void **) &queue
-};
-
 /* Register the queue's shared memory (from _PG_init, when preloaded). */
 void
 allocqueue_register(void)
 {
-	shmem_register(&allocqueue_area);
+	shmem_register("uidgen allocator requests", offsetof(QueueShared, requests),
+				   sizeof(AllocRequest), allocqueue_shmem_init, (void **) &queue);
 }
 
 /* This backend's request slot. */

@@ -63,14 +63,6 @@ static SlotsShared *alloc_shared = NULL;
 static int	my_slot = -1;
 static uint64 my_token = 0;
 
-/* Size of the slots' shared memory. */
-static Size
-allocslots_shmem_size(void)
-{
-	return add_size(offsetof(SlotsShared, slots),
-					mul_size(uidgen_block_databases, sizeof(AllocSlot)));
-}
-
 /* Set the slots up (postmaster). */
 static void
 allocslots_shmem_init(void *mem)
@@ -82,15 +74,14 @@ allocslots_shmem_init(void *mem)
 		a->slots[i].procno = -1;
 }
 
-static const UidgenShmemArea allocslots_area = {
-	"uidgen allocator", allocslots_shmem_size, allocslots_shmem_init, (void **) &alloc_shared
-};
-
 /* Register the slots' shared memory (from _PG_init, when preloaded). */
 void
 allocslots_register(void)
 {
-	shmem_register(&allocslots_area);
+	shmem_register("uidgen allocator",
+				   add_size(offsetof(SlotsShared, slots),
+							mul_size(uidgen_block_databases, sizeof(AllocSlot))),
+				   0, allocslots_shmem_init, (void **) &alloc_shared);
 }
 
 /* The token naming one launch of one slot's allocator. */

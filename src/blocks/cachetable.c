@@ -64,14 +64,6 @@ typedef struct CacheHint
 static CacheShared *cache_shared = NULL;
 static CacheHint cache_hints[CACHE_HINTS];
 
-/* Size of the cache. */
-static Size
-cachetable_shmem_size(void)
-{
-	return add_size(offsetof(CacheShared, entries),
-					mul_size(uidgen_block_cache_entries, sizeof(CacheEntry)));
-}
-
 /* Set up the cache (postmaster). */
 static void
 cachetable_shmem_init(void *mem)
@@ -87,15 +79,14 @@ cachetable_shmem_init(void *mem)
 	}
 }
 
-static const UidgenShmemArea cachetable_area = {
-	"uidgen block cache", cachetable_shmem_size, cachetable_shmem_init, (void **) &cache_shared
-};
-
 /* Register the cache's shared memory (from _PG_init, when preloaded). */
 void
 cachetable_register(void)
 {
-	shmem_register(&cachetable_area);
+	shmem_register("uidgen block cache",
+				   add_size(offsetof(CacheShared, entries),
+							mul_size(uidgen_block_cache_entries, sizeof(CacheEntry))),
+				   0, cachetable_shmem_init, (void **) &cache_shared);
 }
 
 /* The entry at "index". */

@@ -141,22 +141,11 @@ clock_shmem_init(void *mem)
 	pg_atomic_init_u64(&c->waits, 0);
 }
 
-/* Size of the clocks' memory. */
-static Size
-clock_shmem_size(void)
-{
-	return sizeof(ClockShared);
-}
-
-static const UidgenShmemArea clock_area = {
-	"uidgen clock", clock_shmem_size, clock_shmem_init, (void **) &clk
-};
-
 /* Register the clocks' shared memory (from _PG_init, when preloaded). */
 void
 clock_register(void)
 {
-	shmem_register(&clock_area);
+	shmem_register("uidgen clock", sizeof(ClockShared), 0, clock_shmem_init, (void **) &clk);
 }
 
 /*

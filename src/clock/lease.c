@@ -203,22 +203,11 @@ lease_deadline(TimestampTz *at)
 	return true;
 }
 
-/* Size of the lease's memory. */
-static Size
-lease_shmem_size(void)
-{
-	return sizeof(LeaseShared);
-}
-
-static const UidgenShmemArea lease_area = {
-	"uidgen lease", lease_shmem_size, lease_shmem_init, (void **) &ls
-};
-
 /* Register the lease's shared memory (from _PG_init, when preloaded). */
 void
 lease_register(void)
 {
-	shmem_register(&lease_area);
+	shmem_register("uidgen lease", sizeof(LeaseShared), 0, lease_shmem_init, (void **) &ls);
 }
 
 /* Before taking a tick: the lease in force, or an error if none is held. */

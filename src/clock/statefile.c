@@ -269,17 +269,6 @@ statefile_shmem_init(void *mem)
 	pg_atomic_write_u64(&st->hwm_refresh_at, clock_latest());
 }
 
-/* Size of the state file's memory. */
-static Size
-statefile_shmem_size(void)
-{
-	return sizeof(StateShared);
-}
-
-static const UidgenShmemArea statefile_area = {
-	"uidgen state file", statefile_shmem_size, statefile_shmem_init, (void **) &st
-};
-
 /*
  * Register the state file's shared memory (from _PG_init, when preloaded),
  * after the clocks' and the copies' (clock_register(), copies_register()),
@@ -288,7 +277,8 @@ static const UidgenShmemArea statefile_area = {
 void
 statefile_register(void)
 {
-	shmem_register(&statefile_area);
+	shmem_register("uidgen state file", sizeof(StateShared), 0,
+				   statefile_shmem_init, (void **) &st);
 }
 
 /*

@@ -38,14 +38,6 @@ typedef struct CountersShared
 
 static CountersShared *counters = NULL;
 
-/* Size of the counters' area. */
-static Size
-counters_size(void)
-{
-	return add_size(offsetof(CountersShared, procs),
-					mul_size(shmem_nprocs(), sizeof(ProcCounters)));
-}
-
 /* Set the counters up (postmaster). */
 static void
 counters_init(void *mem)
@@ -61,15 +53,12 @@ counters_init(void *mem)
 	}
 }
 
-static const UidgenShmemArea counters_area = {
-	"uidgen counters", counters_size, counters_init, (void **) &counters
-};
-
 /* Register the counters' shared memory (from _PG_init, when preloaded). */
 void
 counters_register(void)
 {
-	shmem_register(&counters_area);
+	shmem_register("uidgen counters", offsetof(CountersShared, procs),
+				   sizeof(ProcCounters), counters_init, (void **) &counters);
 }
 
 /* This process generated snowflake ID "id". */

@@ -26,7 +26,17 @@
 #define BLOCKS_TRANCHE "uidgen blocks"
 #define MAX_AREAS 8
 
-static const UidgenShmemArea *areas[MAX_AREAS];
+/* One module's shared memory. */
+typedef struct ShmemArea
+{
+	const char *name;			/* as pg_shmem_allocations names it */
+	Size		size;			/* and per_proc for each of shmem_nprocs() */
+	Size		per_proc;
+	UidgenShmemInit init;
+	void	  **mem;			/* where the module keeps its pointer */
+} ShmemArea;
+
+static ShmemArea areas[MAX_AREAS];
 static int	nareas = 0;
 static LWLock *locks[UIDGEN_LOCK_BLOCK_CACHE + 1];
 static bool attached = false;
@@ -41,6 +51,13 @@ shmem_nprocs(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
 }
 
+/* The size of an area. */
+static Size
+shmem_area_size(const ShmemArea *area)
+{
+	return add_size(area->size, mul_size(area->per_proc, shmem_nprocs()));
+}
+
 /* shmem_request_hook: reserve every area and the locks. */
 static void
 shmem_request(void)
@@ -48,7 +65,7 @@ shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	for (int i = 0; i < nareas; i++)
-		RequestAddinShmemSpace(areas[i]->size());
+		RequestAddinShmemSpace(shmem_area_size(&areas[i]));
 	RequestNamedLWLockTranche(STATE_TRANCHE, 1);
 	RequestNamedLWLockTranche(BLOCKS_TRANCHE, 2);
 }
@@ -69,14 +86,15 @@ shmem_startup(void)
 	locks[UIDGEN_LOCK_BLOCK_CACHE] = &blocks[1].lock;
 	for (int i = 0; i < nareas; i++)
 	{
+		Size		size = shmem_area_size(&areas[i]);
 		bool		found;
-		void	   *mem = ShmemInitStruct(areas[i]->name, areas[i]->size(), &found);
+		void	   *mem = ShmemInitStruct(areas[i].name, size, &found);
 
-		*areas[i]->mem = mem;
+		*areas[i].mem = mem;
 		if (!found)
 		{
-			memset(mem, 0, areas[i]->size());
-			areas[i]->init(mem);
+			memset(mem, 0, size);
+			areas[i].init(mem);
 		}
 	}
 	attached = true;
@@ -84,11 +102,13 @@ shmem_startup(void)
 }
 
 /*
- * Register a module's area (from _PG_init, when preloaded); the first call
- * installs the hooks.
+ * Register a module's area (from _PG_init, when preloaded): "size" bytes
+ * and "per_proc" more for each process that can call uidgen, set up by
+ * "init", its address kept in *mem.  The first call installs the hooks.
  */
 void
-shmem_register(const UidgenShmemArea *area)
+shmem_register(const char *name, Size size, Size per_proc,
+			   UidgenShmemInit init, void **mem)
 {
 	if (nareas == 0)
 	{
@@ -99,7 +119,7 @@ shmem_register(const UidgenShmemArea *area)
 	}
 	if (nareas >= MAX_AREAS)
 		elog(ERROR, "uidgen registers too many shared memory areas");
-	areas[nareas++] = area;
+	areas[nareas++] = (ShmemArea) {name, size, per_proc, init, mem};
 }
 
 /* One of uidgen's LWLocks. */

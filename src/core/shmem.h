@@ -4,10 +4,9 @@
  *	  Shared-memory registration: each module's own area, the LWLocks
  *	  (tranches as pg_stat_activity names them) and the process count.
  *
- * Each module defines its shared struct in its .c file, describes it with
- * a UidgenShmemArea (name, size, initialiser, where to keep the pointer)
- * and registers it from _PG_init; the module then exposes functions, never
- * the struct.  This module only does the server's part, as
+ * Each module defines its shared struct in its .c file and registers it
+ * from _PG_init (name, size, initialiser, where to keep the pointer); the
+ * module then exposes functions, never the struct.  This module only does the server's part, as
  * pg_stat_statements does with its own hooks: it reserves every area in
  * shmem_request_hook and creates or attaches them, in the order they were
  * registered, in shmem_startup_hook.  An initialiser runs once, in the
@@ -36,16 +35,11 @@ typedef enum UidgenLock
 	UIDGEN_LOCK_BLOCK_CACHE		/* tranche "uidgen blocks", second lock */
 } UidgenLock;
 
-/* One module's shared memory. */
-typedef struct UidgenShmemArea
-{
-	const char *name;			/* as pg_shmem_allocations names it */
-	Size		(*size) (void);
-	void		(*init) (void *mem);	/* postmaster, first time: set it up */
-	void	  **mem;			/* where the module keeps its pointer */
-} UidgenShmemArea;
+/* Set up a module's area (postmaster, first time; it is zeroed before). */
+typedef void (*UidgenShmemInit) (void *mem);
 
-extern void shmem_register(const UidgenShmemArea *area);
+extern void shmem_register(const char *name, Size size, Size per_proc,
+						   UidgenShmemInit init, void **mem);
 extern LWLock *shmem_lock(UidgenLock which);
 extern int	shmem_nprocs(void);
 extern void shmem_require(void);

@@ -304,17 +304,6 @@ copies_shmem_init(void *mem)
 	pg_atomic_init_u64(&c->origin_mark, 0);
 }
 
-/* Size of the copy state's memory. */
-static Size
-copies_shmem_size(void)
-{
-	return sizeof(CopiesShared);
-}
-
-static const UidgenShmemArea copies_area = {
-	"uidgen copies", copies_shmem_size, copies_shmem_init, (void **) &cs
-};
-
 /*
  * Register the copy state's shared memory and its part of the state file
  * (from _PG_init, when preloaded, before statefile_register()).
@@ -322,7 +311,7 @@ static const UidgenShmemArea copies_area = {
 void
 copies_register(void)
 {
-	shmem_register(&copies_area);
+	shmem_register("uidgen copies", sizeof(CopiesShared), 0, copies_shmem_init, (void **) &cs);
 	statefile_set_copies(copies_load, copies_fill);
 }
 
