@@ -48,7 +48,7 @@ build_and_install() {
     [ $# -eq 0 ] || shift
     echo "== building uidgen for $("$pg_config" --version)${*:+ with $*}"
     make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@" clean
-    rm -f "$UIDGEN_SRC"/src/*.gcno "$UIDGEN_SRC"/src/*.gcda
+    find "$UIDGEN_SRC/src" \( -name '*.gcno' -o -name '*.gcda' \) -delete
     make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@"
     make -C "$UIDGEN_SRC" -s PG_CONFIG="$pg_config" "$@" install
 }

@@ -45,15 +45,30 @@ function layer(kind, nodes, deps, ndeps,    placed, n, d, changed, level, ok, li
             level++
         }
     } while (changed)
-    left = ""
-    for (n in nodes) if (!(n in placed)) left = left " " n
-    if (left != "") {
-        printf "CYCLE among %ss (these are on a cycle or include one):%s\n", kind, sorted(left)
+    # what is left includes a cycle; keep only what is on one: peel off the
+    # nodes that nothing left includes, then walk from one of the rest
+    do {
+        changed = 0
+        for (n in nodes) if (!(n in placed)) included[n] = 0
         for (n in nodes) if (!(n in placed))
             for (d = 1; d <= ndeps[n]; d++)
-                if (!(deps[n, d] in placed)) printf "  %s includes %s\n", n, deps[n, d]
-        return 1
+                if (!(deps[n, d] in placed)) included[deps[n, d]] = 1
+        for (n in nodes) if (!(n in placed) && !included[n]) { placed[n] = -1; changed = 1 }
+    } while (changed)
+    left = ""
+    for (n in nodes) if (!(n in placed)) left = left " " n
+    if (left == "") return 0
+    split(sorted(left), start, " ")
+    n = start[1]; path = ""
+    while (!(n in onpath)) {
+        onpath[n] = 1; path = path " " n
+        for (d = 1; d <= ndeps[n]; d++) if (!(deps[n, d] in placed)) { n = deps[n, d]; break }
     }
+    line = substr(path, index(path " ", " " n " "))
+    gsub(/ /, " -> ", line)
+    printf "CYCLE among %ss: %s -> %s\n", kind, substr(line, 5), n
+    printf "(%ss on a cycle:%s)\n", kind, sorted(left)
+    return 1
     return 0
 }
 function sorted(s,    a, n, i, j, t, out) {

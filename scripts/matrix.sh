@@ -10,7 +10,9 @@
 # major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
 # runs on a gcov build and prints the coverage of src/ (scripts/sanitize.sh,
 # ASan, UBSan and valgrind, is not in the matrix yet: see the README's
-# "Sanitizers, valgrind and coverage").  Run as root:
+# "Sanitizers, valgrind and coverage").  Before any major,
+# scripts/include_graph.sh fails the run on a cycle among the modules or
+# folders of src/.  Run as root:
 # ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
@@ -203,6 +205,9 @@ command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends debootstrap rsync >/dev/null
 }
+
+# A cycle in src/'s include graph fails the run before any major.
+"$UIDGEN_SRC/scripts/include_graph.sh"
 
 declare -A result
 failed=0

@@ -51,7 +51,7 @@ asan_tap_files() {
 # shared library or one of its sources); true if there is one.
 uidgen_reports() {
     local names f found=1 report='ERROR: AddressSanitizer|runtime error:'
-    names=$(cd "$UIDGEN_SRC/src" && ls -- *.[ch] | sed 's/\.[ch]$//' | sort -u | paste -sd '|')
+    names=$(cd "$UIDGEN_SRC/src" && ls -- */*.[ch] | sed 's/\.[ch]$//' | sort -u | paste -sd '|')
     for f in "$@"; do
         [ -f "$f" ] && grep -qE "$report" "$f" || continue
         grep -E -A40 "$report" "$f" |

@@ -9,13 +9,16 @@
 # UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0)
 # for the run, prints lcov's summary of src/ per file (lines, functions,
 # branches) and the totals after it, and reinstalls the ordinary build.
+# First of all, scripts/include_graph.sh prints the layers of src/ and
+# fails the run if its include graph has a cycle.
 source "$(dirname "$0")/common.sh"
 
+"$UIDGEN_SRC/scripts/include_graph.sh"
 require_root
 COVERAGE=${UIDGEN_COVERAGE:-}
 [ -z "$COVERAGE" ] || PACKAGES+=(lcov)
 install_packages
-# A test build: uidgen's crash points (src/crashpoint.h) are compiled in.
+# A test build: uidgen's crash points (src/core/crashpoint.h) are compiled in.
 export UIDGEN_CRASH_POINTS=1
 # The pg_upgrade test (test/t/110_pg_upgrade.pl) upgrades from the older
 # major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
@@ -41,8 +44,12 @@ coverage_report() {
     # lcov 2 (trixie and later) renamed the setting and checks more.
     lcov --version | grep -q 'version 1\.' ||
         rc=(--rc branch_coverage=1 --ignore-errors inconsistent,mismatch,unused,empty)
-    # (below $GCOV_PREFIX, under the path the objects were built at)
-    find "$GCOV_PREFIX" -path '*/src/*.gcda' -exec cp -t "$UIDGEN_SRC/src/" {} +
+    # (below $GCOV_PREFIX, under the path the objects were built at: each
+    # goes next to its .gcno, in its folder of src/)
+    local built=$GCOV_PREFIX$UIDGEN_SRC/src f
+    find "$built" -name '*.gcda' | while read -r f; do
+        cp "$f" "$UIDGEN_SRC/src/${f#"$built"/}"
+    done
     lcov -q "${rc[@]}" --capture --directory "$UIDGEN_SRC/src" --base-directory "$UIDGEN_SRC" \
         --output-file "$info" >/dev/null
     lcov -q "${rc[@]}" --extract "$info" "$UIDGEN_SRC/src/*" --output-file "$info" >/dev/null
@@ -57,7 +64,7 @@ run_tapcheck || status=1
 
 if [ -n "$COVERAGE" ]; then
     coverage_report || status=1
-    rm -f "$UIDGEN_SRC"/src/*.gcda "$UIDGEN_SRC"/src/*.gcno
+    find "$UIDGEN_SRC/src" \( -name '*.gcda' -o -name '*.gcno' \) -delete
     build_and_install
 fi
 
