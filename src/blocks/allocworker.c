@@ -5,7 +5,7 @@
  *	  reserving ranges of block sequences for backends.
  *
  * A backend that needs IDs posts a request and starts or wakes its
- * database's allocator (allocator.c).  The allocator takes every pending
+ * database's allocator (allocqueue.c, allocslots.c).  The allocator takes every pending
  * request of its database, with the refills the seq_next() cache asked for
  * (blockcache.c), and serves them in one REPEATABLE READ transaction
  * (allocsql.c), after the skip ahead that the first round on a new

@@ -2,8 +2,10 @@
  *
  * blocks.c
  *	  Block sequences: seq_reserve_block(), seq_next(), the invalidation
- *	  trigger on id_sequences, and the settings, shared memory and hooks of
- *	  the allocator (allocator.c) and the seq_next() cache (blockcache.c).
+ *	  trigger on id_sequences, and the registration of the allocator's
+ *	  slots and queue (allocslots.c, allocqueue.c) and of the seq_next()
+ *	  cache (cachetable.c), with the hook that frees what a dropped
+ *	  database or extension leaves behind.
  *
  * The administrative functions (seq_create() and friends) are SQL; see the
  * install script.  The functions here never run SQL in the caller's
@@ -26,9 +28,10 @@
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
  * off it): one commit, nothing to order.
  *
- * Locking: the shared state lives in allocator.c and blockcache.c, and
- * their locks are described there; the LWLock tranche "uidgen blocks"
- * holds both locks.
+ * Locking: none here.  The shared state lives in allocslots.c,
+ * allocqueue.c, cachetable.c and blockcache.c, and their locks are
+ * described there; the LWLock tranche "uidgen blocks" holds both locks
+ * (core/shmem.c).
  *
  * Copyright (c) 2026, The uidgen developers
  *

@@ -13,7 +13,7 @@
  * id and restarts it, or runs uidgen_take_over() to say that the original
  * will never issue IDs again.  UUIDs go on: their random bits keep copies
  * apart.  A copy with a worker id of its own is settled at once (so is any
- * copy that leases its worker id from a registry, lease.c): the state
+ * copy that leases its worker id from a registry, clock/lease.c): the state
  * file then vouches for this server (system identifier, data directory,
  * timeline) and the copy's origin is forgotten.
  *
@@ -404,7 +404,7 @@ copies_end_recovery(void)
 
 /*
  * Keeper: keep the mark replayed from the primary durable (redo saves it
- * too, walmark.c), and take up the timeline once recovery is over.  A
+ * too, copies_replay_mark()), and take up the timeline once recovery is over.  A
  * timeline other than the one vouched for, with no recovery in between,
  * means the directory was copied from a server that had moved on: that is
  * a copy, refused with its own worker id as its origin's.

@@ -23,7 +23,7 @@
  * address, or come with its address in hostaddr (registry_names_host());
  * a connection string that would make libpq look a name up fails at once.
  *
- * Only the lease worker (lease.c) calls this module; its state is that
+ * Only the lease worker (leaseworker.c) calls this module; its state is that
  * process's own, without shared memory or locks.
  *
  * Copyright (c) 2026, The uidgen developers

@@ -9,7 +9,7 @@
  * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
  * simply borrows the next millisecond.
  *
- * With a worker id registry, the worker id is the one leased (lease.c), and
+ * With a worker id registry, the worker id is the one leased (clock/lease.c), and
  * each tick is taken under the lease and checked against it afterwards.
  *
  * The decoders read the layout from the settings (STABLE) or take it as
