@@ -29,6 +29,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "blocks/allocslots.h"
