@@ -64,6 +64,7 @@
 #include "core/compat.h"
 #include "core/crashpoint.h"
 #include "core/settings.h"
+#include "core/shmem.h"
 #include "replicas/leaseworker.h"
 #include "replicas/registry.h"
 
@@ -294,6 +295,7 @@ uidgen_lease_main(Datum arg)
 	MemoryContext round_cxt;
 	long		nap;
 
+	shmem_require();
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
