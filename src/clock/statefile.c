@@ -117,8 +117,8 @@ typedef struct StateShared
 static StateShared *st = NULL;
 
 /* What replicas/copies.c registered (statefile_set_copies()). */
-static StateFileCopiesStart copies_start = NULL;
-static StateFileCopiesFill copies_fill = NULL;
+static StateFileCopiesStart take_copies = NULL;
+static StateFileCopiesFill fill_copies = NULL;
 
 static void statefile_save_exact(int code, Datum arg);
 
@@ -264,8 +264,8 @@ statefile_shmem_init(void *mem)
 			statefile_check_settings(&d, floor);
 	}
 	clock_start(floor, found ? d.saved_at : 0);
-	if (copies_start)
-		copies_start(found ? &d : NULL);
+	if (take_copies)
+		take_copies(found ? &d : NULL);
 	pg_atomic_write_u64(&st->hwm_refresh_at, clock_latest());
 }
 
@@ -289,8 +289,8 @@ statefile_register(void)
 void
 statefile_set_copies(StateFileCopiesStart start, StateFileCopiesFill fill)
 {
-	copies_start = start;
-	copies_fill = fill;
+	take_copies = start;
+	fill_copies = fill;
 }
 
 /*
@@ -349,8 +349,8 @@ statefile_fill(StateFileData *d, uint64 hwm)
 	d->settings = st->recorded;
 	d->upgrade_unknown = st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->origin_worker = -1;
-	if (copies_fill)
-		copies_fill(d);
+	if (fill_copies)
+		fill_copies(d);
 }
 
 /* Write this server's file durably from "d"; false (after elevel) on failure. */
