@@ -56,7 +56,7 @@
  *	transition			1. durable first				2. then in shared memory
  *	----------			----------------				------------------------
  *	end of recovery		state file: rebase done, the	clocks above the floor;
- *	(copies_end_recovery) copy settled or refused, a	copy state; problem;
+ *	(copies_end_recovery) copy settled or refused, a	copy state; refused;
  *						new skip nonce (a copy that		rebase_pending cleared
  *						started without a signal), a	last
  *						mark above max(origin mark,
@@ -69,6 +69,10 @@
  *												first: it only takes away)
  *	start-up			state file: the copy found		(postmaster: nobody
  *	(copies_start)		(reason, fenced) or settled		reads it yet)
+ *	a mark replayed		state file: the origin's mark	origin_mark and
+ *	(copies_replay_mark) and worker id					origin_worker are set
+ *						"redo-mark-before-file" before	first; replay goes on
+ *						the write						once the file is durable
  *
  * A crash before step 1 completes leaves the old state file (its rename is
  * atomic): the transition is made again, or the copy still refuses.  A
@@ -321,10 +325,6 @@ copies_register(void)
  * before replay goes on: a restartpoint past this record would otherwise
  * leave a crash that follows with an older mark than the primary's (replay
  * restarts after the record).
- *
- *	1. durable first: the state file with origin_mark and origin_worker
- *	   ("redo-mark-before-file" comes before it)
- *	2. then: replay goes on past the record
  */
 void
 copies_replay_mark(uint64 mark, int32 worker_id)
