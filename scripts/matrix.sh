@@ -8,9 +8,9 @@
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
 # major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
-# runs on a gcov build and prints the coverage of src/ (scripts/sanitize.sh,
-# ASan, UBSan and valgrind, is not in the matrix yet: see the README's
-# "Sanitizers, valgrind and coverage").  Run as root:
+# runs on a gcov build and prints the coverage of src/; on one major (17;
+# UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
+# and valgrind (the README's "Sanitizers, valgrind and coverage").  Run as root:
 # ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
@@ -19,9 +19,12 @@ source "$(dirname "$0")/common.sh"
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
 CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-15}
+SANITIZE=scripts/sanitize.sh
+SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 if [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
     PACKAGE=
+    SANITIZE=
     shift
 fi
 
@@ -124,6 +127,7 @@ PIN
 # The scripts to run for major $1, in order.
 scripts_of() {
     echo $RUN $PACKAGE
+    [ "$1" != "$SANITIZE_MAJOR" ] || echo $SANITIZE
 }
 
 # UIDGEN_COVERAGE for major $1's suite: 1 on $CHECK_MAJOR, unless benchmarking.
