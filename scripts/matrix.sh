@@ -29,7 +29,18 @@ if [ "${1:-}" = --bench ]; then
 fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
-MIRROR=${UIDGEN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror this machine's apt uses (the first "deb" source of the
+# main archive, one-line or deb822 format), so that the roots come from
+# wherever apt reaches; UIDGEN_MIRROR overrides it.
+host_mirror() {
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }'
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        awk 'tolower($1) == "uris:" && $2 !~ /security/ && $2 ~ /debian\/?$/ { print $2; exit }'
+}
+MIRROR=${UIDGEN_MIRROR:-$(host_mirror | head -n 1)}
+MIRROR=${MIRROR%/}
+[ -n "$MIRROR" ] || { echo "no Debian mirror in /etc/apt: set UIDGEN_MIRROR" >&2; exit 1; }
 MAJORS=("$@")
 [ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
 # Bump when a root's recipe changes, so cached roots are rebuilt.
