@@ -8,11 +8,11 @@
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
 # major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
-# runs on a gcov build and prints the coverage of src/ (scripts/sanitize.sh,
-# ASan, UBSan and valgrind, is not in the matrix yet: see the README's
-# "Sanitizers, valgrind and coverage").  Before any major,
-# scripts/include_graph.sh fails the run on a cycle among the modules or
-# folders of src/.  Run as root:
+# runs on a gcov build and prints the coverage of src/; on one major (17;
+# UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
+# and valgrind (the README's "Sanitizers, valgrind and coverage").  Before
+# any major, scripts/include_graph.sh fails the run on a cycle among the
+# modules or folders of src/.  Run as root:
 # ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
@@ -21,14 +21,28 @@ source "$(dirname "$0")/common.sh"
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
 CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-15}
+SANITIZE=scripts/sanitize.sh
+SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 if [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
     PACKAGE=
+    SANITIZE=
     shift
 fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
-MIRROR=${UIDGEN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror this machine's apt uses (the first "deb" source of the
+# main archive, one-line or deb822 format), so that the roots come from
+# wherever apt reaches; UIDGEN_MIRROR overrides it.
+host_mirror() {
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }'
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        awk 'tolower($1) == "uris:" && $2 !~ /security/ && $2 ~ /debian\/?$/ { print $2; exit }'
+}
+MIRROR=${UIDGEN_MIRROR:-$(host_mirror | head -n 1)}
+MIRROR=${MIRROR%/}
+[ -n "$MIRROR" ] || { echo "no Debian mirror in /etc/apt: set UIDGEN_MIRROR" >&2; exit 1; }
 MAJORS=("$@")
 [ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
 # Bump when a root's recipe changes, so cached roots are rebuilt.
@@ -126,6 +140,7 @@ PIN
 # The scripts to run for major $1, in order.
 scripts_of() {
     echo $RUN $PACKAGE
+    [ "$1" != "$SANITIZE_MAJOR" ] || echo $SANITIZE
 }
 
 # UIDGEN_COVERAGE for major $1's suite: 1 on $CHECK_MAJOR, unless benchmarking.

@@ -24,7 +24,7 @@ our @EXPORT = qw(
   arm_crash_point disarm_crash_point wait_for_log wait_for_server_exit
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
   seq_blocks range_overlap origin_burst check_hwm_above
-  set_crash_point wait_crash_restart
+  set_crash_point wait_crash_restart poll_through_crashes
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';

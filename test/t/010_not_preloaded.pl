@@ -116,6 +116,8 @@ $ret = $node->psql('fresh',
 is($ret, 0, 'CREATE EXTENSION works without preloading');
 unlike($err, qr/FATAL|ERROR/, 'CREATE EXTENSION raises no error')
   or diag($err);
+like($err, qr/NOTICE:\s+uidgen is not in shared_preload_libraries: snowflake_next\(\)[^\n]*fail until it is\n[^\n]*HINT:\s+Add uidgen to shared_preload_libraries and restart the server\./,
+	'CREATE EXTENSION says what fails until uidgen is preloaded');
 check_database('fresh');
 
 # Nothing crashed along the way.

@@ -12,6 +12,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 use IPC::Run;
+use lib 'test';
+use UidgenTest qw(wait_for_log poll_through_crashes);
 
 my $node = PostgreSQL::Test::Cluster->new('blocks_allocator');
 $node->init(allows_streaming => 1);
@@ -99,9 +101,12 @@ like($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('a')")
 
 # 4. SIGKILL: crash restart; afterwards callers work and go on above.
 my $before = $node->safe_psql('postgres', 'SELECT max(last_id) FROM got');
+my $offset = -s $node->logfile;
 kill 'KILL', allocator_pid('postgres');
-$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'client backend'")
-  or die 'server did not restart';
+# (the restart itself, not a session that ran before it)
+wait_for_log($node, qr/all server processes terminated; reinitializing/, $offset)
+  or die 'no crash restart after the allocator was killed';
+poll_through_crashes($node, 'SELECT true') or die 'server did not restart';
 cmp_ok($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('a')"),
     '>', $before, 'after a crash restart reservations go on above');
 cmp_ok($node->safe_psql('postgres', "SELECT seq_next('n')"),
