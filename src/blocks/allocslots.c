@@ -331,7 +331,7 @@ allocslots_my_dbid(void)
 	return alloc_shared->slots[my_slot].dbid;
 }
 
-/* This allocator leaves its slot, if its launch is still the slot's.  Lock held. */
+/* Leave this allocator's slot, if its launch is still the slot's.  Lock held. */
 void
 allocslots_detach_locked(void)
 {

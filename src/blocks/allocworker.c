@@ -5,16 +5,16 @@
  *	  reserving ranges of block sequences for backends.
  *
  * A backend that needs IDs posts a request and starts or wakes its
- * database's allocator (allocqueue.c, allocslots.c).  The allocator takes every pending
- * request of its database, with the refills the seq_next() cache asked for
- * (blockcache.c), and serves them in one REPEATABLE READ transaction
- * (allocsql.c), after the skip ahead that the first round on a new
- * timeline makes (failover.c).  It commits with a forced synchronous
+ * database's allocator (allocqueue.c, allocslots.c).  The allocator takes
+ * every pending request of its database, with the refills the seq_next()
+ * cache asked for (blockcache.c), and serves them in one REPEATABLE READ
+ * transaction (allocsql.c), after the skip ahead that the first round on a
+ * new timeline makes (failover.c).  It commits with a forced synchronous
  * commit and only then hands each requester its own sub-range, so a block
- * is durable before anyone sees it: neither a caller's rollback nor a
- * crash can hand it out twice.  A serialization failure, deadlock or SKIP
- * LOCKED race retries the whole transaction; any other error is reported
- * to every requester of the round.  The worker exits after
+ * is durable before anyone sees it: neither a caller's rollback nor a crash
+ * can hand it out twice.  A serialization failure, deadlock or SKIP LOCKED
+ * race retries the whole transaction; any other error is reported to every
+ * requester of the round.  The worker exits after
  * uidgen.allocator_idle_timeout without work, or when its database is
  * dropped.
  *

@@ -4,9 +4,9 @@
  *	  The shared cache behind seq_next(): one entry per (database, sequence)
  *	  holding the range IDs are served from and a spare range fetched ahead.
  *
- * All backends share an entry, so a block is used up by everyone before
- * the next one is needed.  When the current range is half used, the
- * backend that notices asks the allocator (blocks/allocslots.c) for the next one
+ * All backends share an entry, so a block is used up by everyone before the
+ * next one is needed.  When the current range is half used, the backend
+ * that notices asks the allocator (blocks/allocslots.c) for the next one
  * and returns without waiting; the allocator puts it in the entry as the
  * spare.  A caller waits, on the entry's condition variable, only when both
  * ranges are empty.  IDs cached and not used when the server stops are

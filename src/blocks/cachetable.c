@@ -20,12 +20,13 @@
  * incarnation, so that a refill still under way for the old row is thrown
  * away when it arrives.
  *
- * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE), exclusively, and the entry's mutex are both
- * held to change which sequence an entry is for (dbid, name), so either is
- * enough to read it.  The mutex protects everything else in the entry.
- * Backends remember where their sequences are in a small local table of
- * fixed size (a hint per hash bucket, the last one wins), and check the
- * identity under the mutex at every use.
+ * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
+ * exclusively, and the entry's mutex are both held to change which sequence
+ * an entry is for (dbid, name), so either is enough to read it.  The mutex
+ * protects everything else in the entry.  Backends remember where their
+ * sequences are in a small local table of fixed size (a hint per hash
+ * bucket, the last one wins), and check the identity under the mutex at
+ * every use.
  *
  * Copyright (c) 2026, The uidgen developers
  *

@@ -171,8 +171,8 @@ clock_start(uint64 floor, uint64 saved_at)
 
 /*
  * Monotonic time in ticks (since boot, the kernel's coarse clock): what the
- * deadline of a worker id lease is measured in (clock/lease.c), as wall-clock
- * steps do not move it.
+ * deadline of a worker id lease is measured in (clock/lease.c), as
+ * wall-clock steps do not move it.
  */
 uint64
 clock_monotonic_ticks(void)

@@ -6,10 +6,10 @@
  *
  * Each module defines its shared struct in its .c file and registers it
  * from _PG_init (name, size, initialiser, where to keep the pointer); the
- * module then exposes functions, never the struct.  This module only does the server's part, as
- * pg_stat_statements does with its own hooks: it reserves every area in
- * shmem_request_hook and creates or attaches them, in the order they were
- * registered, in shmem_startup_hook.  An initialiser runs once, in the
+ * module then exposes functions, never the struct.  This module only does
+ * the server's part, as pg_stat_statements does with its own hooks: it
+ * reserves every area in shmem_request_hook and creates or attaches them,
+ * in the order they were registered, in shmem_startup_hook.  An initialiser runs once, in the
  * postmaster, before any other process exists, so it may rely on the
  * areas registered before its own.
  *

@@ -268,7 +268,7 @@ copies_load(const StateFileData *loaded)
 	cs->rebase_pending = cs->recovery_signalled;
 	if (loaded != NULL)
 	{
-		/* promoted, then restarted before the clock moved: the signal file is gone */
+		/* promoted, restarted before the clock moved: the signal file is gone */
 		cs->rebase_pending |= loaded->rebase_pending;
 		/* who issued the IDs below the mark: compared with this server */
 		cs->vouched = loaded->vouched;
@@ -404,10 +404,10 @@ copies_end_recovery(void)
 
 /*
  * Keeper: keep the mark replayed from the primary durable (redo saves it
- * too, copies_replay_mark()), and take up the timeline once recovery is over.  A
- * timeline other than the one vouched for, with no recovery in between,
- * means the directory was copied from a server that had moved on: that is
- * a copy, refused with its own worker id as its origin's.
+ * too, copies_replay_mark()), and take up the timeline once recovery is
+ * over.  A timeline other than the one vouched for, with no recovery in
+ * between, means the directory was copied from a server that had moved on:
+ * that is a copy, refused with its own worker id as its origin's.
  */
 void
 copies_refresh(void)

@@ -27,6 +27,16 @@
  * Everything here runs in the postmaster, from _PG_init(), before any other
  * process exists: no locking is needed.
  *
+ * What is durable before what (each write through a temporary file, fsync
+ * and rename, statefile_write_at()):
+ *	old cluster:	1. the hand-off file, with this cluster's state (a zero
+ *					   mark if it has none); its own state file is untouched
+ *	new cluster:	1. its state file, with the higher of the two marks and
+ *					   the old cluster's settings, before any ID can be
+ *					   issued (the next start); without a fresh hand-off
+ *					   file, its state file marked "upgraded without
+ *					   state", which refuses to generate
+ *
  * Copyright (c) 2026, The uidgen developers
  *
  *-------------------------------------------------------------------------

@@ -9,8 +9,9 @@
  * (clock.c), taken on a sequence-slot boundary, so a sequence overflow
  * simply borrows the next millisecond.
  *
- * With a worker id registry, the worker id is the one leased (clock/lease.c), and
- * each tick is taken under the lease and checked against it afterwards.
+ * With a worker id registry, the worker id is the one leased
+ * (clock/lease.c), and each tick is taken under the lease and checked
+ * against it afterwards.
  *
  * The decoders read the layout from the settings (STABLE) or take it as
  * arguments (IMMUTABLE, for index expressions); snowflake_at() builds IDs
