@@ -32,7 +32,8 @@ OBJS = \
 	src/clock/walmark.o \
 	src/core/counters.o \
 	src/core/settings.o \
-	src/core/shmem.o
+	src/core/shmem.o \
+	src/core/workers.o
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has
 # crash points (src/core/crashpoint.h); a production build has no trace of them.

@@ -30,6 +30,7 @@
 #include "clock/statefile.h"
 #include "core/compat.h"
 #include "core/shmem.h"
+#include "core/workers.h"
 #include "replicas/copies.h"
 #include "replicas/keeper.h"
 
@@ -39,17 +40,7 @@
 void
 keeper_register(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 1;
-	strcpy(worker.bgw_library_name, "uidgen");
-	strcpy(worker.bgw_function_name, "uidgen_keeper_main");
-	strcpy(worker.bgw_name, "uidgen keeper");
-	strcpy(worker.bgw_type, "uidgen keeper");
-	RegisterBackgroundWorker(&worker);
+	workers_register("uidgen keeper", "uidgen_keeper_main");
 }
 
 /* on_shmem_exit callback: the keeper is gone. */

@@ -65,6 +65,7 @@
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "core/shmem.h"
+#include "core/workers.h"
 #include "replicas/leaseworker.h"
 #include "replicas/registry.h"
 
@@ -91,19 +92,8 @@ static uint32 we_nap = 0;
 void
 leaseworker_register(void)
 {
-	BackgroundWorker worker;
-
-	if (!uidgen_registry_on)
-		return;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 1;
-	strcpy(worker.bgw_library_name, "uidgen");
-	strcpy(worker.bgw_function_name, "uidgen_lease_main");
-	strcpy(worker.bgw_name, "uidgen lease");
-	strcpy(worker.bgw_type, "uidgen lease");
-	RegisterBackgroundWorker(&worker);
+	if (uidgen_registry_on)
+		workers_register("uidgen lease", "uidgen_lease_main");
 }
 
 /* Lease worker: the registry failed; keep why, log the first failure of a run. */
