@@ -17,6 +17,7 @@
 #include "storage/proc.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/wait_event.h"
 
 /* 17 numbers processes with MyProcNumber; PGPROC lost pgprocno. */
@@ -40,6 +41,13 @@
 #define UIDGEN_GUC_MALLOC(size) guc_malloc(LOG, size)
 #else
 #define UIDGEN_GUC_MALLOC(size) malloc(size)
+#endif
+
+/* 16 returns the number of settings from get_guc_variables() itself. */
+#if PG_VERSION_NUM >= 160000
+#define UIDGEN_GUC_VARIABLES(n) get_guc_variables(n)
+#else
+#define UIDGEN_GUC_VARIABLES(n) (*(n) = GetNumConfigOptions(), get_guc_variables())
 #endif
 
 /*

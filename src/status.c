@@ -42,6 +42,8 @@ status_state(UidgenShared *s)
 		return "copy";
 	if (uidgen_registry_on && lease_worker_id(s) < 0)
 		return "no lease";
+	if (!uidgen_registry_on && !uidgen_settings.worker_id_set)
+		return "no worker id";
 	return "ok";
 }
 
@@ -70,7 +72,8 @@ uidgen_status(PG_FUNCTION_ARGS)
 	uint64		uuids = 0;
 	uint64		last_id = 0;
 	TimeLineID	tli;
-	int32		worker = uidgen_registry_on ? lease_worker_id(s) : l->worker_id;
+	int32		worker = uidgen_registry_on ? lease_worker_id(s) :
+		l->worker_id_set ? l->worker_id : -1;
 	TimestampTz deadline = 0;
 	int			i = 0;
 

@@ -30,14 +30,19 @@ our @EXPORT = qw(
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # A new node with uidgen preloaded and created in "postgres".  %conf holds
-# extra settings (name => value, written as name = 'value'); pass
-# start => 0 to leave it stopped (and the extension not created), and
-# init => { ... } to pass options to init (e.g. allows_streaming => 1).
+# extra settings (name => value, written as name = 'value'); uidgen.worker_id
+# is 0 unless given, or unless a registry is (pass 'uidgen.worker_id' =>
+# undef for neither).  Pass start => 0 to leave it stopped (and the extension
+# not created), and init => { ... } to pass options to init (e.g.
+# allows_streaming => 1).
 sub uidgen_node
 {
 	my ($name, %conf) = @_;
 	my $start = exists $conf{start} ? delete $conf{start} : 1;
 	my $init = delete $conf{init} // {};
+	$conf{'uidgen.worker_id'} = 0
+	  unless exists $conf{'uidgen.worker_id'} || exists $conf{'uidgen.worker_id_registry'};
+	delete $conf{'uidgen.worker_id'} unless defined $conf{'uidgen.worker_id'};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(%$init);
 	my $text = "shared_preload_libraries = 'uidgen'\n";
