@@ -264,6 +264,10 @@ $s2->safe_psql('postgres', q{
         WHEN (OLD.name = 'held') EXECUTE FUNCTION hold_allocator();
 });
 
+# and, in the other database, one whose request meets a lock on the table
+# of the timeline
+$s2->safe_psql('other', "SELECT seq_create('tlck')");
+
 ######## a second promotion (timeline 3) skips again
 my $s3 = make_standby('s3', $s2, "restart_after_crash = on\n");
 $primary->stop;
@@ -336,6 +340,36 @@ $waiter->finish;
 is($wait_out, ($known{postgres}{lck2} + $skip) . "\n",
     'once the locker ends, the caller gets its block, the skip above');
 $locker->quit;
+
+# The table of the timeline locked by another transaction (here in SHARE
+# mode, which the skip's ROW EXCLUSIVE conflicts with): the caller waits
+# for that lock (the allocator does not), and gets its block, skipped,
+# once the locker ends.
+my $tl_locker = $s3->background_psql('other');
+$tl_locker->query_safe('BEGIN; LOCK TABLE id_sequences_timeline IN SHARE MODE');
+($wait_out, $wait_err) = ('', '');
+$waiter = do {
+    local $ENV{PGAPPNAME} = 'table lock client';
+    IPC::Run::start(
+        [ 'psql', '-XAt', '-d', $s3->connstr('other'),
+          '-c', "SELECT first_id FROM seq_reserve_block('tlck')" ],
+        '>', \$wait_out, '2>', \$wait_err);
+};
+ok($s3->poll_query_until('other', q{
+    SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+    WHERE NOT l.granted AND l.locktype = 'relation'
+      AND l.relation = 'id_sequences_timeline'::regclass
+      AND a.application_name = 'table lock client'}),
+    'the table of the timeline locked by another transaction: the caller waits for it in pg_locks');
+is($s3->safe_psql('other', q{
+    SELECT count(*) FROM pg_stat_activity
+    WHERE backend_type = 'uidgen allocator' AND wait_event_type = 'Lock'}),
+    '0', 'and the allocator does not wait');
+$tl_locker->query_safe('COMMIT');
+$waiter->finish;
+is($wait_out, ($known{other}{tlck} + $skip) . "\n",
+    'once the table locker ends, the caller gets its block, the skip above');
+$tl_locker->quit;
 
 check_first($s3, $_, $known{$_}, \%all, 'second promotion', $_ eq 'postgres') for @dbs;
 check_after($s3, \%all, 'second promotion', 1);
