@@ -1,6 +1,8 @@
 # Guarantee: a standby (same postgresql.conf, so the same uidgen.worker_id)
 # refuses snowflake_next() while in recovery (SQLSTATE 25006), since its IDs
-# could collide with the primary's, but serves uuidv7_next().  Once
+# could collide with the primary's, but serves uuidv7_next(); it refuses
+# uidgen_take_over() too (25006).  The primary's mark records read in
+# pg_walinspect as "MARK", with the mark covering its last ID.  Once
 # promoted it is a copy of a server with its worker id, so it still refuses
 # (SQLSTATE 55000) until an operator declares the primary gone with
 # uidgen_take_over(); then its first IDs are above every ID the old primary
