@@ -7,8 +7,9 @@
 # major fails the run.  After each major's suite, scripts/package.sh builds
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
-# major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
-# runs on a gcov build and prints the coverage of src/; on one major (17;
+# major too.  On one major (19, where pg_upgrade from 18 is tested too, so
+# upgrade.c counts; UIDGEN_CHECK_MAJOR to change it) the suite runs on a gcov
+# build and prints the coverage of src/; on one major (17;
 # UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
 # and valgrind (the README's "Sanitizers, valgrind and coverage").  Run as root:
 # ./scripts/matrix.sh [major ...]
@@ -18,7 +19,7 @@ source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
-CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-15}
+CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-19}
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 if [ "${1:-}" = --bench ]; then
