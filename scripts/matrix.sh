@@ -30,6 +30,8 @@ if [ "${1:-}" = --bench ]; then
 fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
+# Citus's source archives for test/t/160_citus.pl (scripts/citus.sh).
+CITUS_DIR=${UIDGEN_CITUS_DIR:-$UIDGEN_SRC/../shared/citus}
 # The Debian mirror this machine's apt uses (the first "deb" source of the
 # main archive, one-line or deb822 format), so that the roots come from
 # wherever apt reaches; UIDGEN_MIRROR overrides it.
@@ -155,13 +157,17 @@ test_in_root() {
     rm -rf "$root/tmp/uidgen"
     rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
         --exclude tmp_check --exclude results "$UIDGEN_SRC/" "$root/tmp/uidgen/"
+    # Citus's source archives (scripts/citus.sh), if there are any.
+    rm -rf "$root/tmp/uidgen-citus"
+    [ ! -d "$CITUS_DIR" ] || cp -r "$CITUS_DIR" "$root/tmp/uidgen-citus"
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
     for script in $(scripts_of "$major"); do
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-            UIDGEN_COVERAGE="$(coverage_of "$major")" "/tmp/uidgen/$script" || return
+            UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
+            "/tmp/uidgen/$script" || return
     done
 }
 
