@@ -98,7 +98,8 @@ WRAPPER
     chmod 755 "$dir/postgres"
 }
 
-# Start a cluster in $1 on port $2 with uidgen preloaded, listening only on
+# Start a cluster in $1 on port $2 with uidgen preloaded (uidgen.worker_id
+# 0), listening only on
 # a Unix socket in $1; more postgresql.conf lines may follow as arguments.
 # Run it from a directory the unprivileged account can enter (e.g. $1).
 start_cluster() {
@@ -107,6 +108,7 @@ start_cluster() {
     as_user "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync >/dev/null
     cat >>"$dir/data/postgresql.conf" <<CONF
 shared_preload_libraries = 'uidgen'
+uidgen.worker_id = 0
 port = $port
 listen_addresses = ''
 unix_socket_directories = '$dir'

@@ -7,8 +7,9 @@
 # major fails the run.  After each major's suite, scripts/package.sh builds
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
-# major too.  On one major (15; UIDGEN_CHECK_MAJOR to change it) the suite
-# runs on a gcov build and prints the coverage of src/; on one major (17;
+# major too.  On one major (19, where pg_upgrade from 18 is tested too, so
+# upgrade.c counts; UIDGEN_CHECK_MAJOR to change it) the suite runs on a gcov
+# build and prints the coverage of src/; on one major (17;
 # UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
 # and valgrind (the README's "Sanitizers, valgrind and coverage").  Before
 # any major, scripts/include_graph.sh fails the run on a cycle among the
@@ -20,7 +21,7 @@ source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
-CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-15}
+CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-19}
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 if [ "${1:-}" = --bench ]; then
@@ -31,6 +32,8 @@ if [ "${1:-}" = --bench ]; then
 fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
+# Citus's source archives for test/t/160_citus.pl (scripts/citus.sh).
+CITUS_DIR=${UIDGEN_CITUS_DIR:-$UIDGEN_SRC/../shared/citus}
 # The Debian mirror this machine's apt uses (the first "deb" source of the
 # main archive, one-line or deb822 format), so that the roots come from
 # wherever apt reaches; UIDGEN_MIRROR overrides it.
@@ -156,13 +159,17 @@ test_in_root() {
     rm -rf "$root/tmp/uidgen"
     rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
         --exclude tmp_check --exclude results "$UIDGEN_SRC/" "$root/tmp/uidgen/"
+    # Citus's source archives (scripts/citus.sh), if there are any.
+    rm -rf "$root/tmp/uidgen-citus"
+    [ ! -d "$CITUS_DIR" ] || cp -r "$CITUS_DIR" "$root/tmp/uidgen-citus"
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
     for script in $(scripts_of "$major"); do
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-            UIDGEN_COVERAGE="$(coverage_of "$major")" "/tmp/uidgen/$script" || return
+            UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
+            "/tmp/uidgen/$script" || return
     done
 }
 

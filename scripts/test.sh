@@ -28,6 +28,9 @@ if [ -n "$COVERAGE" ]; then
 else
     build_and_install
 fi
+# Citus for test/t/160_citus.pl, from the archives in UIDGEN_CITUS_DIR
+# (default ../shared/citus); without them that test skips, saying why.
+"$UIDGEN_SRC/scripts/citus.sh"
 
 work=$(make_workdir)
 trap 'stop_cluster "$work"' EXIT

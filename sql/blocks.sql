@@ -186,6 +186,15 @@ BEGIN;
 SELECT seq_create('uncommitted');
 SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('uncommitted', 1)$$);
 ROLLBACK;
+-- seq_next() on a sequence its own open transaction created: unknown (the
+-- allocator does not see it), and the cache entry it took is given back,
+-- so that once the sequence is committed seq_next() serves it from 1
+BEGIN;
+SELECT seq_create('uncommitted_next', start => 1, block_size => 4);
+SELECT pg_temp.err($$SELECT seq_next('uncommitted_next')$$);
+COMMIT;
+SELECT seq_next('uncommitted_next'), seq_next('uncommitted_next');
+SELECT seq_drop('uncommitted_next');
 
 -- seq_drop()
 SELECT seq_drop('imported');
@@ -223,6 +232,24 @@ SELECT pg_temp.err($$SELECT seq_next('pk2')$$);
 SELECT next_block_start, exhausted FROM id_sequences WHERE name = 'pk2';
 SELECT seq_alter('pk2', block_size => 50, max_value => 1150);
 SELECT seq_next('pk2');
+
+-- id_sequences renamed, or without its primary key (an extension member
+-- changed by hand): seq_next() and seq_reserve_block() refuse with 55000,
+-- they neither look elsewhere nor report the sequence unknown
+SELECT seq_create('by_hand', start => 1, block_size => 10);
+BEGIN;
+ALTER TABLE id_sequences RENAME TO id_sequences_renamed;
+SELECT pg_temp.err($$SELECT seq_next('by_hand')$$);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('by_hand', 1)$$);
+ROLLBACK;
+BEGIN;
+ALTER TABLE id_sequences DROP CONSTRAINT id_sequences_pkey;
+SELECT pg_temp.err($$SELECT seq_next('by_hand')$$);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('by_hand', 1)$$);
+ROLLBACK;
+-- and nothing was reserved by them
+SELECT * FROM seq_reserve_block('by_hand', 1);
+SELECT seq_drop('by_hand');
 
 -- Not in a read-only transaction (nor on a standby: see the TAP tests)
 SELECT seq_create('ro');

@@ -250,6 +250,20 @@ SELECT what, uuid_extract_version(u) AS version,
        END AS v7_timestamp_as_expected
 FROM mixed
 ORDER BY ord;
+-- uidgen's own decoders (schema-qualified: from 17 on the unqualified
+-- names are PostgreSQL's) on the same column, on every version: version 1
+-- to the microsecond, version 7 to the millisecond, NULL for the other
+-- versions and variants; the same as PostgreSQL's wherever it reads them.
+SELECT what, public.uuid_extract_version(u) AS version,
+       public.uuid_extract_timestamp(u) AS timestamp,
+       public.uuid_extract_version(u) IS NOT DISTINCT FROM uuid_extract_version(u)
+           AS version_as_core,
+       public.uuid_extract_timestamp(u) IS NOT DISTINCT FROM uuid_extract_timestamp(u)
+           OR (pg_temp.pg_at_least(17) AND NOT pg_temp.pg_at_least(18)
+               AND uuid_extract_version(u) = 7 AND uuid_extract_timestamp(u) IS NULL)
+           AS timestamp_as_core
+FROM mixed
+ORDER BY ord;
 SELECT count(*) AS version_7 FROM mixed WHERE uuid_extract_version(u) = 7;
 SELECT count(*) AS before_2000 FROM mixed WHERE uuid_extract_timestamp(u) < '2000-01-01+00';
 SELECT uuid_extract_version(NULL) AS null_version, uuid_extract_timestamp(NULL) AS null_timestamp;

@@ -29,15 +29,37 @@ our @EXPORT = qw(
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
+# On a gcov build (scripts/test.sh with UIDGEN_COVERAGE=1 sets GCOV_PREFIX),
+# stop the nodes still running at the end of a test file fast, not
+# immediately as PostgreSQL::Test::Cluster's END does: a process that
+# receives SIGQUIT leaves with _exit() and never writes its counts, so the
+# keeper, the lease worker, the allocators and the backends of every node
+# still up at the end would count as having run nothing.
+if ($ENV{GCOV_PREFIX})
+{
+	no warnings 'redefine';
+	my $teardown = \&PostgreSQL::Test::Cluster::teardown_node;
+	*PostgreSQL::Test::Cluster::teardown_node = sub {
+		my ($node, %params) = @_;
+		$node->stop('fast', fail_ok => 1);
+		return $teardown->($node, %params);
+	};
+}
+
 # A new node with uidgen preloaded and created in "postgres".  %conf holds
-# extra settings (name => value, written as name = 'value'); pass
-# start => 0 to leave it stopped (and the extension not created), and
-# init => { ... } to pass options to init (e.g. allows_streaming => 1).
+# extra settings (name => value, written as name = 'value'); uidgen.worker_id
+# is 0 unless given, or unless a registry is (pass 'uidgen.worker_id' =>
+# undef for neither).  Pass start => 0 to leave it stopped (and the extension
+# not created), and init => { ... } to pass options to init (e.g.
+# allows_streaming => 1).
 sub uidgen_node
 {
 	my ($name, %conf) = @_;
 	my $start = exists $conf{start} ? delete $conf{start} : 1;
 	my $init = delete $conf{init} // {};
+	$conf{'uidgen.worker_id'} = 0
+	  unless exists $conf{'uidgen.worker_id'} || exists $conf{'uidgen.worker_id_registry'};
+	delete $conf{'uidgen.worker_id'} unless defined $conf{'uidgen.worker_id'};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(%$init);
 	my $text = "shared_preload_libraries = 'uidgen'\n";
@@ -330,10 +352,10 @@ sub kill9_and_wait
 	die "postmaster $pid did not exit";
 }
 
-# The state file of a stopped node, decoded (see src/statefile.c):
+# The state file of a stopped node, decoded (see src/clock/statefile.c):
 # hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings,
 # whether the post-recovery clock jump is still to be made, and what the
-# file says of copies (src/copies.c).
+# file says of copies (src/replicas/copies.c).
 sub read_state_file
 {
 	my ($node) = @_;
@@ -386,7 +408,7 @@ sub uuid_ms
 	return hex(substr($hex, 0, 12));
 }
 
-# Arm crash point $point (test builds only, src/crashpoint.c) with $action
+# Arm crash point $point (test builds only, src/core/crashpoint.c) with $action
 # (kill, wait or error; default kill) in $node's postgresql.conf, for every
 # process (the keeper, the startup process, new sessions): reloaded if the
 # node runs.

@@ -27,12 +27,14 @@
 #include "miscadmin.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 
 #include "core/settings.h"
 
 /*
- * The two differences between majors that only the settings meet, kept
+ * The three differences between majors that only the settings meet, kept
  * here rather than in core/compat.h so that this module includes no other.
  */
 /* 16 added DecodeDateTime()'s error-detail argument. */
@@ -49,6 +51,13 @@
 #define UIDGEN_GUC_MALLOC(size) guc_malloc(LOG, size)
 #else
 #define UIDGEN_GUC_MALLOC(size) malloc(size)
+#endif
+
+/* 16 returns the number of settings from get_guc_variables() itself. */
+#if PG_VERSION_NUM >= 160000
+#define UIDGEN_GUC_VARIABLES(n) get_guc_variables(n)
+#else
+#define UIDGEN_GUC_VARIABLES(n) (*(n) = GetNumConfigOptions(), get_guc_variables())
 #endif
 
 #define DEFAULT_EPOCH "2024-01-01 00:00:00+00"
@@ -207,6 +216,64 @@ check_worker_id_source(const char *raw_worker_id)
 			 errhint("Remove uidgen.worker_id from the configuration, or set uidgen.worker_id_registry to an empty string.")));
 }
 
+/*
+ * The uidgen.* setting nearest to "name" by edit distance (the one
+ * PostgreSQL's "did you mean" hints use), or NULL if none is near.
+ */
+static const char *
+nearest_setting(const char *name, struct config_generic **vars, int n)
+{
+	const char *best = NULL;
+	int			best_d = strlen(name) / 2 + 1;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			d;
+
+		if ((vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) ||
+			strncmp(vars[i]->name, "uidgen.", 7) != 0)
+			continue;
+		d = varstr_levenshtein(name, strlen(name), vars[i]->name,
+							   strlen(vars[i]->name), 1, 1, 1, false);
+		if (d < best_d)
+		{
+			best = vars[i]->name;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/*
+ * PostgreSQL only warns about a misspelt setting of a reserved prefix and
+ * drops it: "uidgen.workerid = 5" would leave the server without the
+ * worker id it was meant to have.  Refuse to start instead, naming the
+ * nearest setting.  Runs after the settings are defined and before the
+ * prefix is reserved, while the misspelt ones are still placeholders.
+ */
+static void
+check_unknown_settings(void)
+{
+	int			n;
+	struct config_generic **vars = UIDGEN_GUC_VARIABLES(&n);
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *near;
+
+		if (!(vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) ||
+			strncmp(vars[i]->name, "uidgen.", 7) != 0)
+			continue;
+		near = nearest_setting(vars[i]->name, vars, n);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("unrecognized configuration parameter \"%s\"", vars[i]->name),
+				 errdetail("uidgen does not start with a setting it does not know: a misspelt setting would leave the server without the value it was meant to have."),
+				 near ? errhint("Perhaps you meant \"%s\".", near) :
+				 errhint("Remove it from the configuration; the uidgen.* settings are listed in the README.")));
+	}
+}
+
 /* Define the settings of the clock and the snowflake layout. */
 static void
 define_clock_settings(void)
@@ -337,9 +404,11 @@ settings_define(void)
 #ifdef UIDGEN_CRASH_POINTS
 	define_crash_settings();
 #endif
+	check_unknown_settings();
 	MarkGUCPrefixReserved("uidgen");
 
 	check_configured("uidgen.worker_id", raw_worker_id, uidgen_settings.worker_id);
+	uidgen_settings.worker_id_set = raw_worker_id != NULL;
 	check_configured("uidgen.worker_bits", raw_worker_bits, uidgen_settings.worker_bits);
 	check_configured("uidgen.sequence_bits", raw_sequence_bits, uidgen_settings.sequence_bits);
 	check_configured("uidgen.epoch", raw_epoch, uidgen_settings.epoch_ms);

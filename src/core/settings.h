@@ -31,7 +31,8 @@
 /* The snowflake layout and identity: restart-only settings. */
 typedef struct UidgenSettings
 {
-	int32		worker_id;
+	int32		worker_id;		/* 0 when not set (see worker_id_set) */
+	bool		worker_id_set;	/* uidgen.worker_id is in the configuration */
 	int32		worker_bits;
 	int32		sequence_bits;
 	int64		epoch_ms;		/* uidgen.epoch in ms since the Unix epoch */

@@ -50,6 +50,13 @@ PG_FUNCTION_INFO_V1(snowflake_at);
 static void
 snowflake_check_state(void)
 {
+	if (unlikely(!uidgen_settings.worker_id_set && !uidgen_registry_on))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("uidgen.worker_id is not set"),
+				 errdetail("Each server that generates snowflake IDs for the same data needs a worker id of its own; uidgen does not choose one."),
+				 errhint("Set uidgen.worker_id to a number from 0 to %d that no other such server uses and restart the server, or lease one from a registry with uidgen.worker_id_registry.",
+						 (1 << uidgen_settings.worker_bits) - 1)));
 	statefile_check_usable();
 	if (unlikely(statefile_problem() == UIDGEN_STATE_SETTINGS_CHANGED))
 		ereport(ERROR,
@@ -252,7 +259,7 @@ snowflake_at(PG_FUNCTION_ARGS)
 				 errdetail("snowflake_next() issues IDs with worker id %d, leased from the registry; a backfilled ID with it could repeat one of them.",
 						   worker),
 				 errhint("Reserve a worker id in the registry that no server leases, and backfill with it.")));
-	if (!uidgen_registry_on && worker == l->worker_id)
+	if (!uidgen_registry_on && l->worker_id_set && worker == l->worker_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("worker id %d of a backfilled snowflake ID must differ from uidgen.worker_id", worker),

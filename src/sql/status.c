@@ -47,6 +47,8 @@ status_state(void)
 		return "copy";
 	if (uidgen_registry_on && lease_worker_id() < 0)
 		return "no lease";
+	if (!uidgen_registry_on && !uidgen_settings.worker_id_set)
+		return "no worker id";
 	return "ok";
 }
 
@@ -82,7 +84,8 @@ uidgen_status(PG_FUNCTION_ARGS)
 	shmem_require();
 	last = clock_latest();
 	wall = clock_wall_ticks(true);
-	worker = uidgen_registry_on ? lease_worker_id() : l->worker_id;
+	worker = uidgen_registry_on ? lease_worker_id() :
+		l->worker_id_set ? l->worker_id : -1;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	/* a promotion not settled yet (the keeper does it within a second) */

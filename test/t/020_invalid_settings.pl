@@ -4,6 +4,9 @@
 # timestamp or is before 1970), naming the problem in the log; and a valid
 # custom layout and epoch produce IDs whose fields decode to exactly the
 # configured worker id, a sequence within its bits and the current time.
+# A misspelt uidgen.* setting stops the server, naming the nearest one; and
+# a server with no worker id (neither uidgen.worker_id nor a registry)
+# refuses snowflake_next() instead of generating as worker 0.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -144,4 +147,47 @@ is( $node->safe_psql('postgres',
 	't', 'two reloads with an epoch line: the server runs on, epoch unchanged');
 
 $node->stop;
+
+# A misspelt setting: PostgreSQL only warns and drops it, which for
+# "uidgen.workerid" would leave the server without its worker id.
+($up, $log) = try_start("uidgen.workerid = 5\n");
+ok(!$up, 'a misspelt uidgen.workerid: server refuses to start');
+like($log, qr/FATAL:\s+(?:42704:\s+)?unrecognized configuration parameter "uidgen\.workerid"/,
+	'the FATAL names the misspelt setting');
+like($log, qr/HINT:\s+Perhaps you meant "uidgen\.worker_id"\./,
+	'and the hint the setting it was meant to be');
+($up, $log) = try_start("uidgen.no_such_thing_at_all = on\n");
+ok(!$up, 'an unknown uidgen.* setting: server refuses to start');
+like($log, qr/HINT:\s+Remove it from the configuration/,
+	'with no setting near it, the hint says to remove it');
+
+# No worker id chosen: IDs issued before (as with 0.2.0's default of 0)
+# are not repeated, snowflake_next() is refused until one is set, and
+# everything else works.
+my $u = uidgen_node('unset');
+my $before = $u->safe_psql('postgres', 'SELECT max(snowflake_next()) FROM generate_series(1, 1000)');
+$u->stop;
+my $uconf = slurp_file($u->data_dir . '/postgresql.conf');
+$uconf =~ s/^uidgen\.worker_id = .*\n//mg;
+open my $ufh, '>', $u->data_dir . '/postgresql.conf' or die $!;
+print $ufh $uconf;
+close $ufh;
+$u->start;
+my $err = psql_error($u, 'SELECT snowflake_next()');
+like($err, qr/ERROR:\s+55000:\s+uidgen\.worker_id is not set/,
+	'no worker id: snowflake_next() refused (55000)');
+like($err, qr/HINT:\s+Set uidgen\.worker_id to a number from 0 to 1023 that no other such server uses/,
+	'the hint says what to set');
+my $ust = uidgen_status($u);
+is("$ust->{state}|$ust->{worker_id}", 'no worker id|',
+	'uidgen_status(): state "no worker id", worker_id NULL');
+like($u->safe_psql('postgres', 'SELECT uuidv7_next()'), qr/^[0-9a-f-]{36}$/,
+	'uuidv7_next() works without a worker id');
+like(psql_error($u, 'SELECT snowflake_at(now(), 0, 0)'), qr/^$/,
+	'a backfill with worker id 0 is not refused as this server\'s own');
+$u->append_conf('postgresql.conf', "uidgen.worker_id = 0\n");
+$u->restart;
+cmp_ok($u->safe_psql('postgres', 'SELECT snowflake_next()'), '>', $before,
+	'worker id 0 set explicitly: generation resumes above what was issued');
+$u->stop;
 done_testing();

@@ -1,6 +1,8 @@
 # Guarantee: a standby (same postgresql.conf, so the same uidgen.worker_id)
 # refuses snowflake_next() while in recovery (SQLSTATE 25006), since its IDs
-# could collide with the primary's, but serves uuidv7_next().  Once
+# could collide with the primary's, but serves uuidv7_next(); it refuses
+# uidgen_take_over() too (25006).  The primary's mark records read in
+# pg_walinspect as "MARK", with the mark covering its last ID.  Once
 # promoted it is a copy of a server with its worker id, so it still refuses
 # (SQLSTATE 55000) until an operator declares the primary gone with
 # uidgen_take_over(); then its first IDs are above every ID the old primary
@@ -103,11 +105,28 @@ for my $node ($standby, $standby2)
 		  FROM (SELECT uuidv7_next() AS u) s});
 	like($u, qr/^[0-9a-f-]{36}\|t\|7\|t$/, "$name: uuidv7_next() works and returns a v7 UUID");
 	is(uidgen_status($node)->{state}, 'recovery', "$name: uidgen_status() says recovery");
+	like(psql_error($node, 'SELECT uidgen_take_over()'),
+		qr/ERROR:\s+25006: cannot take over a worker id during recovery/,
+		"$name: uidgen_take_over() fails with 25006 during recovery");
+	is(uidgen_status($node)->{state}, 'recovery', "$name: still in state recovery after it");
 }
 
 ######## failover after the primary's clock ran ahead
+$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
+my $burst_lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 my ($old_id, $old_u) = burst($primary, 100000);
 my $ahead = ahead($primary);
+# The mark records of the burst, as pg_walinspect (uidgen's rm_identify and
+# rm_desc) shows them: the last one covers the last ID, under worker id 1.
+my @marks = split /\n/, $primary->safe_psql('postgres', qq{
+	SELECT record_type || '|' || description FROM pg_get_wal_records_info('$burst_lsn',
+		pg_current_wal_flush_lsn())
+	WHERE resource_manager = 'uidgen' ORDER BY start_lsn});
+cmp_ok(scalar(@marks), '>', 0, 'the burst wrote mark records');
+like($marks[-1], qr/^MARK\|mark \d+ ms after the Unix epoch, worker id 1$/,
+	'pg_walinspect describes a mark record');
+my ($mark_ms) = $marks[-1] =~ /mark (\d+) ms/;
+cmp_ok($mark_ms, '>=', snowflake_ms($old_id, %layout), 'the last mark record covers the last ID');
 cmp_ok($ahead, '>', 3,
 	"precondition: the primary's IDs run ${ahead}s ahead of its wall clock");
 $primary->wait_for_catchup($standby);

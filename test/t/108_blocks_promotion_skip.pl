@@ -14,8 +14,10 @@
 # in every database.  A second promotion (timeline 3) skips again, also
 # after a kill -9 in the middle of the commit of its first attempt (the
 # skip and its record commit together, so it is made again, never lost),
-# and a row locked by a caller makes the caller wait for the locker, not
-# the allocator; a restart does not skip again; a skip near max_value
+# and a row locked by a caller, or the table of the timeline locked by
+# another transaction, makes the caller wait for the locker, not the
+# allocator; a database whose objects are still 0.1.0's does not skip and
+# logs once why (with the fix); a restart does not skip again; a skip near max_value
 # exhausts the sequence (2200H) instead of wrapping; pg_dump does not carry
 # the timeline, so a restore on another server does not skip.
 use strict;
@@ -264,6 +266,18 @@ $s2->safe_psql('postgres', q{
         WHEN (OLD.name = 'held') EXECUTE FUNCTION hold_allocator();
 });
 
+# and, in the other database, one whose request meets a lock on the table
+# of the timeline
+$s2->safe_psql('other', "SELECT seq_create('tlck')");
+# A database whose extension objects are still 0.1.0's: no table to record
+# a skip in, so it cannot skip, and says so once.
+$s2->safe_psql('postgres', 'CREATE DATABASE old010');
+$s2->safe_psql('old010', q{
+    CREATE EXTENSION uidgen VERSION '0.1.0';
+    SELECT seq_create('tab', block_size => 1000);
+    SELECT * FROM seq_reserve_block('tab');
+});
+
 ######## a second promotion (timeline 3) skips again
 my $s3 = make_standby('s3', $s2, "restart_after_crash = on\n");
 $primary->stop;
@@ -337,7 +351,45 @@ is($wait_out, ($known{postgres}{lck2} + $skip) . "\n",
     'once the locker ends, the caller gets its block, the skip above');
 $locker->quit;
 
+# The table of the timeline locked by another transaction (here in SHARE
+# mode, which the skip's ROW EXCLUSIVE conflicts with): the caller waits
+# for that lock (the allocator does not), and gets its block, skipped,
+# once the locker ends.
+my $tl_locker = $s3->background_psql('other');
+$tl_locker->query_safe('BEGIN; LOCK TABLE id_sequences_timeline IN SHARE MODE');
+($wait_out, $wait_err) = ('', '');
+$waiter = do {
+    local $ENV{PGAPPNAME} = 'table lock client';
+    IPC::Run::start(
+        [ 'psql', '-XAt', '-d', $s3->connstr('other'),
+          '-c', "SELECT first_id FROM seq_reserve_block('tlck')" ],
+        '>', \$wait_out, '2>', \$wait_err);
+};
+ok($s3->poll_query_until('other', q{
+    SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+    WHERE NOT l.granted AND l.locktype = 'relation'
+      AND l.relation = 'id_sequences_timeline'::regclass
+      AND a.application_name = 'table lock client'}),
+    'the table of the timeline locked by another transaction: the caller waits for it in pg_locks');
+is($s3->safe_psql('other', q{
+    SELECT count(*) FROM pg_stat_activity
+    WHERE backend_type = 'uidgen allocator' AND wait_event_type = 'Lock'}),
+    '0', 'and the allocator does not wait');
+$tl_locker->query_safe('COMMIT');
+$waiter->finish;
+is($wait_out, ($known{other}{tlck} + $skip) . "\n",
+    'once the table locker ends, the caller gets its block, the skip above');
+$tl_locker->quit;
+
 check_first($s3, $_, $known{$_}, \%all, 'second promotion', $_ eq 'postgres') for @dbs;
+
+# The 0.1.0 database: its next block follows the last one (no skip), and
+# the LOG line that says why, with the fix, comes once for its allocator.
+is($s3->safe_psql('old010', "SELECT first_id FROM seq_reserve_block('tab')"), '1001',
+    '0.1.0 objects: no skip after the promotion');
+$s3->safe_psql('old010', "SELECT * FROM seq_reserve_block('tab')");
+is(count_in_log($s3, qr/LOG:  uidgen cannot skip the block sequences of database "old010" ahead after a timeline change\n.*DETAIL:  Table id_sequences_timeline, which records the timeline of the last skip, does not exist in the database\.\n.*HINT:  Run ALTER EXTENSION uidgen UPDATE in the database\./, $log_offset),
+    1, '0.1.0 objects: said once, with the fix');
 check_after($s3, \%all, 'second promotion', 1);
 is(count_in_log($s3, qr/uidgen skipped every block sequence of database "postgres" ahead by $skip values after the timeline changed from 2 to 3/, $log_offset),
     1, 'second promotion: logged, from timeline 2 to 3');

@@ -33,7 +33,7 @@ plan skip_all => 'libfaketime is not installed' unless faketime_available();
 # pg_upgrade copies, so the new cluster can compare against them).
 my $old = PostgreSQL::Test::Cluster->new('old', install_path => $from);
 $old->init;
-$old->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n");
+$old->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\nuidgen.worker_id = 0\n");
 $old->start;
 $old->safe_psql('postgres', q{
 	CREATE EXTENSION uidgen;
@@ -53,7 +53,7 @@ sub upgrade
 	my $preload = $opt{preload} // 1;
 	my $new = PostgreSQL::Test::Cluster->new($name);
 	$new->init;
-	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\n")
+	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\nuidgen.worker_id = 0\n")
 	  if $preload;
 	if ($opt{pre_start})
 	{

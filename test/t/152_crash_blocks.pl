@@ -1,5 +1,5 @@
 # Block sequences at every crash point of their durable transitions
-# (src/crashpoint.h; the order is in the header comments of allocworker.c,
+# (src/core/crashpoint.h; the order is in the header comments of allocworker.c,
 # blocks.c, failover.c and allocsql.c): the process that reaches the point
 # is SIGKILLed, the server goes through a crash restart, and no block and
 # no seq_next() value any client received, before or after, is handed out
@@ -166,7 +166,7 @@ $node->backup('before_lag');
 my $standby = PostgreSQL::Test::Cluster->new('crash_blocks_standby');
 $standby->init_from_backup($node, 'before_lag', has_streaming => 1);
 # a worker id of its own, or the promoted copy refuses to serve blocks
-# (src/copies.c)
+# (src/replicas/copies.c)
 $standby->append_conf('postgresql.conf', 'uidgen.worker_id = 1');
 $standby->start;
 $node->wait_for_catchup($standby);
@@ -215,7 +215,7 @@ skip_attempt('skip-after-update', 'kill');
 skip_attempt('skip-after-record', 'kill');
 skip_attempt('skip-after-record', 'error');
 skip_attempt('skip-after-commit', 'kill');
-# the key is the timeline (plus 2^32 times a take-over's nonce: src/failover.c)
+# the key is the timeline (plus 2^32 times a take-over's nonce: src/blocks/failover.c)
 is($standby->safe_psql('postgres', 'SELECT timeline % 4294967296 FROM id_sequences_timeline'),
 	'2', 'the skip for timeline 2 is recorded');
 hand_out($standby, 20, 500);

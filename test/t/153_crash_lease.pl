@@ -1,5 +1,5 @@
 # Worker id leases at every crash point of their transitions (the order is
-# in the header comment of src/lease.c): the lease worker is SIGKILLed
+# in the header comment of src/replicas/leaseworker.c): the lease worker is SIGKILLed
 # between the registry's commit and what it publishes in shared memory, in
 # a claim and in a renewal, and before the registry hears of a release at
 # shutdown.  Clients stream snowflake_next() throughout; over every server
@@ -10,7 +10,7 @@
 #
 # Then the registry's host name: libpq's lookup of a name is not bounded
 # by connect_timeout nor by the lease worker's deadline, so the lease worker
-# refuses to look one up (src/registry.c).  An LD_PRELOAD shim makes every
+# refuses to look one up (src/replicas/registry.c).  An LD_PRELOAD shim makes every
 # lookup of a name ending in ".slow" take 30 s: the refusal comes at once,
 # and with the name's address in hostaddr a lease is granted at once (a
 # lookup would have held it for 30 s).
