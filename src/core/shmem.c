@@ -24,7 +24,7 @@
 
 #define STATE_TRANCHE "uidgen"
 #define BLOCKS_TRANCHE "uidgen blocks"
-#define MAX_AREAS 8
+#define MAX_AREAS 16			/* uidgen registers 8 */
 
 /* One module's shared memory. */
 typedef struct ShmemArea

@@ -71,8 +71,11 @@
  *	(copies_start)		(reason, fenced) or settled		reads it yet)
  *	a mark replayed		state file: the origin's mark	origin_mark and
  *	(copies_replay_mark) and worker id					origin_worker are set
- *						"redo-mark-before-file" before	first; replay goes on
- *						the write						once the file is durable
+ *						"redo-mark-before-file" before	first (the one exception
+ *						the write						to the rule: nothing
+ *														generates during replay,
+ *														which goes on only once
+ *														the file is durable)
  *
  * A crash before step 1 completes leaves the old state file (its rename is
  * atomic): the transition is made again, or the copy still refuses.  A
