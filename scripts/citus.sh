@@ -2,11 +2,12 @@
 # Build and install Citus (not in Debian's archive) for the PostgreSQL under
 # test, from a source archive in $UIDGEN_CITUS_DIR (default: ../shared/citus
 # beside the checkout), for the Citus TAP test (test/t/160_citus.pl).  Picks
-# the archive whose release supports the major: citus-13.0.5 for 15,
-# citus-14.0.1 for 16 to 18; 19 has no Citus release yet.  Without a
-# suitable archive it says why and exits 0: the test then skips, saying so.
-# Skips the build when that Citus is already installed.  Run as root (it
-# installs Citus's build dependencies from Debian's archive):
+# the archive whose release supports the major: citus-13.0.5 for 15 and 16,
+# citus-14.0.1 for 17 and 18 (on 16 it needs 16.5 or later); 19 has no Citus
+# release yet.  Without a suitable archive it says why and exits 0: the test
+# then skips, saying so.  Skips the build when that Citus is already
+# installed.  Run as root (it installs Citus's build dependencies from
+# Debian's archive):
 #     ./scripts/citus.sh        (UIDGEN_PG_MAJOR / UIDGEN_PG_CONFIG as for test.sh)
 source "$(dirname "$0")/common.sh"
 
@@ -16,8 +17,8 @@ major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 # (14.0.1 on 18 calls libcurl even when configured --without-libcurl:
 # citus.so then fails to load, so it is built with it.)
 case $major in
-    15) release=13.0.5 curl=--without-libcurl ;;
-    16|17|18) release=14.0.1 curl=--with-libcurl ;;
+    15|16) release=13.0.5 curl=--without-libcurl ;;
+    17|18) release=14.0.1 curl=--with-libcurl ;;
     *) echo "== Citus: no release supports PostgreSQL $major yet; its test will skip"; exit 0 ;;
 esac
 archive=$CITUS_DIR/citus-$release.tar.gz
