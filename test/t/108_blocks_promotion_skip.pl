@@ -324,62 +324,45 @@ like(psql_error($s3, q{
     qr/ERROR:  55000: block sequence "lck2" is locked by the current transaction/,
     'a row locked by the caller itself: 55000');
 
-# A row locked by another transaction: the caller waits for it as a lock
-# wait (the allocator does not), and gets its block once it ends.
-my $locker = $s3->background_psql('postgres');
-$locker->query_safe("BEGIN; SELECT 1 FROM id_sequences WHERE name = 'lck' FOR UPDATE");
-my ($wait_out, $wait_err) = ('', '');
-my $waiter = do {
-    local $ENV{PGAPPNAME} = 'lock client';
-    IPC::Run::start(
-        [ 'psql', '-XAt', '-d', $s3->connstr('postgres'),
-          '-c', "SELECT first_id FROM seq_reserve_block('lck2')" ],
-        '>', \$wait_out, '2>', \$wait_err);
-};
-ok($s3->poll_query_until('postgres', q{
-    SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-    WHERE NOT l.granted AND l.locktype = 'transactionid'
-      AND a.application_name = 'lock client'}),
-    'a row locked by another transaction: the caller waits for it in pg_locks');
-is($s3->safe_psql('postgres', q{
-    SELECT count(*) FROM pg_stat_activity
-    WHERE backend_type = 'uidgen allocator' AND wait_event_type = 'Lock'}),
-    '0', 'and the allocator does not wait');
-$locker->query_safe('COMMIT');
-$waiter->finish;
-is($wait_out, ($known{postgres}{lck2} + $skip) . "\n",
-    'once the locker ends, the caller gets its block, the skip above');
-$locker->quit;
-
-# The table of the timeline locked by another transaction (here in SHARE
-# mode, which the skip's ROW EXCLUSIVE conflicts with): the caller waits
-# for that lock (the allocator does not), and gets its block, skipped,
-# once the locker ends.
-my $tl_locker = $s3->background_psql('other');
-$tl_locker->query_safe('BEGIN; LOCK TABLE id_sequences_timeline IN SHARE MODE');
-($wait_out, $wait_err) = ('', '');
-$waiter = do {
-    local $ENV{PGAPPNAME} = 'table lock client';
-    IPC::Run::start(
-        [ 'psql', '-XAt', '-d', $s3->connstr('other'),
-          '-c', "SELECT first_id FROM seq_reserve_block('tlck')" ],
-        '>', \$wait_out, '2>', \$wait_err);
-};
-ok($s3->poll_query_until('other', q{
-    SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-    WHERE NOT l.granted AND l.locktype = 'relation'
-      AND l.relation = 'id_sequences_timeline'::regclass
-      AND a.application_name = 'table lock client'}),
-    'the table of the timeline locked by another transaction: the caller waits for it in pg_locks');
-is($s3->safe_psql('other', q{
-    SELECT count(*) FROM pg_stat_activity
-    WHERE backend_type = 'uidgen allocator' AND wait_event_type = 'Lock'}),
-    '0', 'and the allocator does not wait');
-$tl_locker->query_safe('COMMIT');
-$waiter->finish;
-is($wait_out, ($known{other}{tlck} + $skip) . "\n",
-    'once the table locker ends, the caller gets its block, the skip above');
-$tl_locker->quit;
+# Another transaction in database $db holds a lock the skip needs ($lock,
+# run in its open transaction): a caller reserving from $seq waits for it as
+# a lock wait in pg_locks (matched by $which), the allocator does not, and
+# the caller gets its block, skipped, once the locker ends.
+sub lock_wait
+{
+    my ($db, $lock, $which, $seq, $what) = @_;
+    my $locker = $s3->background_psql($db);
+    $locker->query_safe("BEGIN; $lock");
+    my ($out, $err) = ('', '');
+    my $waiter = do {
+        local $ENV{PGAPPNAME} = "$seq waiter";
+        IPC::Run::start(
+            [ 'psql', '-XAt', '-d', $s3->connstr($db),
+              '-c', "SELECT first_id FROM seq_reserve_block('$seq')" ],
+            '>', \$out, '2>', \$err);
+    };
+    ok($s3->poll_query_until($db, qq{
+        SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+        WHERE NOT l.granted AND $which AND a.application_name = '$seq waiter'}),
+        "$what: the caller waits for it in pg_locks");
+    is($s3->safe_psql($db, q{
+        SELECT count(*) FROM pg_stat_activity
+        WHERE backend_type = 'uidgen allocator' AND wait_event_type = 'Lock'}),
+        '0', "$what: the allocator does not wait");
+    $locker->query_safe('COMMIT');
+    $waiter->finish;
+    is($out, ($known{$db}{$seq} + $skip) . "\n",
+        "$what: once the locker ends, the caller gets its block, the skip above");
+    $locker->quit;
+    return;
+}
+lock_wait('postgres', q{SELECT 1 FROM id_sequences WHERE name = 'lck' FOR UPDATE},
+    q{l.locktype = 'transactionid'}, 'lck2', 'a row locked by another transaction');
+# (the table of the timeline in SHARE mode, which the skip's ROW EXCLUSIVE
+# conflicts with)
+lock_wait('other', 'LOCK TABLE id_sequences_timeline IN SHARE MODE',
+    q{l.locktype = 'relation' AND l.relation = 'id_sequences_timeline'::regclass},
+    'tlck', 'the table of the timeline locked by another transaction');
 
 check_first($s3, $_, $known{$_}, \%all, 'second promotion', $_ eq 'postgres') for @dbs;
 
