@@ -1,7 +1,7 @@
 # uidgen: unique ID generators for PostgreSQL (PGXS build)
 
 EXTENSION = uidgen
-EXTVERSION = 0.2.0
+EXTVERSION = 0.3.0
 
 MODULE_big = uidgen
 OBJS = \
@@ -43,9 +43,9 @@ PG_CPPFLAGS += -DUIDGEN_CRASH_POINTS
 endif
 
 # Install scripts (pgvector's pattern): the current version's, every
-# update script, and 0.1.0's, which test/t/120_extension_update.pl installs
-# and updates.
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql \
+# update script, and those of 0.1.0 and 0.2.0, which
+# test/t/120_extension_update.pl installs and updates.
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.2.0.sql \
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)

@@ -479,33 +479,25 @@ CREATE FUNCTION seq_next(name text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'seq_next'
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Notices at creation ------------------------------------------------------
+-- PostgreSQL 18 and later ---------------------------------------------------
 
--- Nothing above depends on the server version or the preload: the same
--- objects everywhere.  Only these notices do: without the preload the
--- generators fail until the server is restarted with it; on 18 and later
--- an unqualified uuidv7() is PostgreSQL's own.
+-- Nothing above depends on the server version: the same objects on every
+-- version.  Only this notice does.
 DO $$
 DECLARE
     saved text := pg_catalog.current_setting('client_min_messages');
-    preloaded boolean := pg_catalog.current_setting('uidgen.worker_bits', true) IS NOT NULL;
-    pg18 boolean := pg_catalog.current_setting('server_version_num')::integer >= 180000;
 BEGIN
-    -- CREATE and ALTER EXTENSION run their script with client_min_messages
-    -- raised to warning, which would swallow a NOTICE: let it through
-    -- (unless the session asked for error or above), then put the setting
-    -- back as it was.
-    IF saved = 'warning' AND (pg18 OR NOT preloaded) THEN
-        PERFORM pg_catalog.set_config('client_min_messages', 'notice', true);
-    END IF;
-    IF NOT preloaded THEN
-        RAISE NOTICE 'uidgen is not in shared_preload_libraries: snowflake_next(), uuidv7_next(), seq_reserve_block(), seq_next() and uidgen_status() fail until it is'
-            USING HINT = 'Add uidgen to shared_preload_libraries and restart the server.';
-    END IF;
-    IF pg18 THEN
+    IF pg_catalog.current_setting('server_version_num')::integer >= 180000 THEN
+        -- CREATE and ALTER EXTENSION run their script with client_min_messages
+        -- raised to warning, which would swallow the NOTICE: let it through
+        -- (unless the session asked for error or above), then put the
+        -- setting back as it was.
+        IF saved = 'warning' THEN
+            PERFORM pg_catalog.set_config('client_min_messages', 'notice', true);
+        END IF;
         RAISE NOTICE 'on PostgreSQL 18 and later an unqualified uuidv7() calls PostgreSQL''s built-in generator, not uidgen''s'
             USING HINT = 'Call uuidv7_next() (or @extschema@.uuidv7()) for uidgen''s server-wide ordered UUIDv7.';
+        PERFORM pg_catalog.set_config('client_min_messages', saved, true);
     END IF;
-    PERFORM pg_catalog.set_config('client_min_messages', saved, true);
 END
 $$;

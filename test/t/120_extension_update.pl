@@ -1,5 +1,6 @@
-# Guarantee: ALTER EXTENSION uidgen UPDATE from 0.1.0 to 0.2.0 leaves a
-# database with exactly the objects a fresh CREATE EXTENSION of 0.2.0 makes:
+# Guarantee: ALTER EXTENSION uidgen UPDATE from 0.1.0 (through 0.2.0) and
+# from 0.2.0 leaves a database with exactly the objects a fresh CREATE
+# EXTENSION of the current version makes:
 # every function with all its properties, every other member object, the
 # id_sequences and id_sequences_timeline tables with their columns,
 # defaults, constraints, indexes, triggers and privileges, and what pg_dump
@@ -109,12 +110,28 @@ is( $node->safe_psql('updated', q{
 	SELECT * FROM seq_reserve_block('orders')}),
 	"1|10\n11|20\n21|30", 'updated: strategy "sequence" works at once');
 
-######## database "fresh": 0.2.0 installed directly
+# ... and on to 0.3.0, which changes no SQL object: no NOTICE.
+$err = run_sql('updated', q{ALTER EXTENSION uidgen UPDATE});
+is($err, '', 'update from 0.2.0 to 0.3.0: no NOTICE');
+is($node->safe_psql('updated', q{SELECT extversion FROM pg_extension WHERE extname = 'uidgen'}),
+	'0.3.0', 'updated: extension version is 0.3.0');
+
+######## database "from020": 0.2.0 installed, then updated to 0.3.0
+$node->safe_psql('postgres', 'CREATE DATABASE from020');
+run_sql('from020', q{CREATE EXTENSION uidgen VERSION '0.2.0'});
+run_sql('from020', q{SELECT seq_create('orders', block_size => 10);
+	SELECT * FROM seq_reserve_block('orders')});
+$err = run_sql('from020', q{ALTER EXTENSION uidgen UPDATE});
+is($err, '', 'update from 0.2.0: no NOTICE');
+is($node->safe_psql('from020', q{SELECT * FROM seq_reserve_block('orders')}),
+	'11|20', 'from020: block sequences go on after the update');
+
+######## database "fresh": 0.3.0 installed directly
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $err = run_sql('fresh', 'CREATE EXTENSION uidgen');
-check_notice($err, 'install of 0.2.0');
+check_notice($err, 'install of 0.3.0');
 is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'uidgen'}),
-	'0.2.0', 'fresh: extension version is 0.2.0');
+	'0.3.0', 'fresh: extension version is 0.3.0');
 
 ######## the NOTICE and client_min_messages
 # Extension scripts run with client_min_messages raised to warning; the
@@ -224,6 +241,7 @@ SELECT string_agg(line, E'\n' ORDER BY line COLLATE "C") FROM lines
 # The 0.1.0 database has a table of its own (docs): not an extension
 # object, so not in the comparison.
 my $updated = $node->safe_psql('updated', $catalog);
+my $from020 = $node->safe_psql('from020', $catalog);
 my $fresh = $node->safe_psql('fresh', $catalog);
 note("the objects of a fresh install:\n$fresh");
 
@@ -255,7 +273,8 @@ for my $re (
 unlike($fresh, qr/^extconfig id_sequences_timeline /m,
 	'pg_dump does not carry id_sequences_timeline');
 
-is($updated, $fresh, '0.1.0 updated to 0.2.0 has exactly the objects of a fresh 0.2.0 install');
+is($updated, $fresh, '0.1.0 updated to 0.2.0 and 0.3.0 has exactly the objects of a fresh 0.3.0 install');
+is($from020, $fresh, '0.2.0 updated to 0.3.0 has exactly the objects of a fresh 0.3.0 install');
 
 # Both record the current timeline (the first eight hexadecimal digits of
 # the WAL file's name), so neither skips its block sequences ahead.
@@ -264,12 +283,15 @@ my $timeline = q{
 	    pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint)
 	FROM id_sequences_timeline};
 is($node->safe_psql('updated', $timeline), '1 true', 'updated: id_sequences_timeline holds the current timeline');
+is($node->safe_psql('from020', $timeline), '1 true', 'from020: id_sequences_timeline holds the current timeline');
 is($node->safe_psql('fresh', $timeline), '1 true', 'fresh: id_sequences_timeline holds the current timeline');
-if ($updated ne $fresh)
+for my $case (['from 0.1.0', $updated], ['from 0.2.0', $from020])
 {
-	my %u = map { $_ => 1 } split /\n/, $updated;
+	my ($from, $text) = @$case;
+	next if $text eq $fresh;
+	my %u = map { $_ => 1 } split /\n/, $text;
 	my %f = map { $_ => 1 } split /\n/, $fresh;
-	diag("only after the update: $_") for grep { !$f{$_} } sort keys %u;
+	diag("only after the update $from: $_") for grep { !$f{$_} } sort keys %u;
 	diag("only in the fresh install: $_") for grep { !$u{$_} } sort keys %f;
 }
 

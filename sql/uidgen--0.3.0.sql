@@ -1,0 +1,511 @@
+/* uidgen--0.3.0.sql: install script (hand-edited) */
+
+\echo Use "CREATE EXTENSION uidgen" to load this file. \quit
+
+-- Snowflake IDs ------------------------------------------------------------
+
+-- VOLATILE: every call returns a new ID.  PARALLEL SAFE: the generator state
+-- lives in shared memory, so calls from parallel workers are as unique and
+-- ordered as calls from the leader.
+CREATE FUNCTION snowflake_next() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- The decoders read uidgen.epoch, uidgen.worker_bits and uidgen.sequence_bits,
+-- which can differ between servers and restarts, so they are STABLE, not
+-- IMMUTABLE: an index built on them could silently disagree with a restarted
+-- server.  Use them in queries and partition bounds, not in index expressions.
+CREATE FUNCTION snowflake_timestamp(id bigint) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_timestamp'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_worker(id bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_worker'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_sequence(id bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_sequence'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_floor(ts timestamptz) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_floor'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- The same decoders with the layout as arguments (epoch, worker bits,
+-- sequence bits; checked as the settings are): pure functions of their
+-- arguments, so IMMUTABLE, for index expressions, generated columns and
+-- partitioning expressions.  Pass the values of your settings, written out.
+CREATE FUNCTION snowflake_timestamp(id bigint, epoch timestamptz,
+                                    worker_bits integer, sequence_bits integer)
+    RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_timestamp_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_worker(id bigint, epoch timestamptz,
+                                 worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_worker_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_sequence(id bigint, epoch timestamptz,
+                                   worker_bits integer, sequence_bits integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_sequence_layout'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Backfills: the ID of the millisecond holding ts with the given worker id
+-- and sequence.  The worker id must differ from uidgen.worker_id (22023), so
+-- no ID snowflake_next() issues can equal it; distinct sequences (or
+-- instants) give distinct IDs.  STABLE: it reads the layout settings.
+CREATE FUNCTION snowflake_at(ts timestamptz, worker_id integer, sequence integer)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_at'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- UUIDv7 -------------------------------------------------------------------
+
+-- The next UUID of this server, above every one issued before it.  VOLATILE
+-- and PARALLEL SAFE for the same reasons as snowflake_next().  Named
+-- uuidv7_next() rather than uuidv7(): PostgreSQL 18 added pg_catalog.uuidv7(),
+-- and pg_catalog comes first in every search_path.
+CREATE FUNCTION uuidv7_next() RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- uidgen's generator moved by an interval, like PostgreSQL 18's
+-- uuidv7(interval) but ordered: the next tick of the clock behind
+-- uuidv7_next() plus the duration the shift adds, so calls adding the same
+-- duration are strictly increasing server-wide.  Not uuidv7(interval),
+-- which is pg_catalog's on PostgreSQL 18 and later.
+CREATE FUNCTION uuidv7_next(shift interval) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_next_shift'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- A UUID of the millisecond holding ts, random within it (backfills).
+-- Not uuidv7(timestamptz): on PostgreSQL 18 and later uuidv7('2025-01-01')
+-- would be ambiguous with pg_catalog.uuidv7(interval).
+CREATE FUNCTION uuidv7_at(ts timestamptz) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_at'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- Deprecated aliases, the names of 0.1.0: the same C functions.  They stay
+-- because dumps of 0.1.0 databases hold "DEFAULT public.uuidv7()", which a
+-- restore or pg_upgrade recreates; schema-qualified they always mean
+-- uidgen's generator.  Unqualified, on PostgreSQL 18 and later, uuidv7()
+-- means PostgreSQL's own and uuidv7(<literal>) is ambiguous.
+CREATE FUNCTION uuidv7() RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION uuidv7(ts timestamptz) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_at'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- Schema-qualified: even in this script, an unqualified uuidv7() would be
+-- pg_catalog's on PostgreSQL 18 and later.
+COMMENT ON FUNCTION @extschema@.uuidv7() IS
+    'deprecated alias of uuidv7_next(), kept for dumps of 0.1.0; on PostgreSQL 18 and later an unqualified uuidv7() is PostgreSQL''s own';
+COMMENT ON FUNCTION @extschema@.uuidv7(timestamptz) IS
+    'deprecated alias of uuidv7_at(timestamptz), kept for dumps of 0.1.0; on PostgreSQL 18 and later uuidv7(''<literal>'') is ambiguous with PostgreSQL''s uuidv7(interval)';
+
+-- Pure functions of their argument (the UUIDv7 layout is fixed by RFC 9562),
+-- so IMMUTABLE: usable in generated columns and index expressions.
+CREATE FUNCTION uuidv7_timestamp(id uuid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'uuidv7_timestamp'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION uuidv7_floor(ts timestamptz) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'uuidv7_floor'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- PostgreSQL 17 added uuid_extract_version(uuid) and
+-- uuid_extract_timestamp(uuid) to pg_catalog: NULL for what they cannot
+-- read, LEAKPROOF.  uidgen has the same calls (with 18's reading of
+-- version 7 timestamps) on every version: they serve unqualified calls
+-- before 17; from 17 on pg_catalog, searched first, serves those, and
+-- uidgen's keep stored expressions made before 17 (dumped as
+-- public.uuid_extract_timestamp(...)) restorable on a newer server.
+-- LEAKPROOF needs a superuser, as CREATE EXTENSION uidgen does.
+CREATE FUNCTION uuid_extract_version(uuid) RETURNS smallint
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_version'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
+
+CREATE FUNCTION uuid_extract_timestamp(uuid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'uidgen_uuid_extract_timestamp'
+    LANGUAGE C IMMUTABLE STRICT LEAKPROOF PARALLEL SAFE;
+
+-- Status -------------------------------------------------------------------
+
+CREATE FUNCTION uidgen_status(
+    OUT state text,
+    OUT worker_id integer,
+    OUT timestamp_bits integer,
+    OUT worker_bits integer,
+    OUT sequence_bits integer,
+    OUT epoch timestamptz,
+    OUT last_id bigint,
+    OUT clock_ahead interval,
+    OUT ids_issued bigint,
+    OUT uuids_issued bigint,
+    OUT clock_backward_episodes bigint,
+    OUT waits bigint,
+    OUT high_water_mark timestamptz,
+    OUT system_identifier bigint,
+    OUT timeline integer,
+    OUT origin_worker_id integer,
+    OUT copy_reason text,
+    OUT origin_high_water_mark timestamptz,
+    OUT block_sequences_fenced boolean,
+    OUT lease_holder text,
+    OUT lease_deadline timestamptz)
+    AS 'MODULE_PATHNAME', 'uidgen_status'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- A copy of a data directory (a promoted standby, a clone, a restore) that
+-- kept its original's worker id refuses snowflake IDs and block sequences
+-- until it gets its own worker id, or until a superuser says the original
+-- will never issue IDs again.
+CREATE FUNCTION uidgen_take_over()
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'uidgen_take_over'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION uidgen_take_over() FROM PUBLIC;
+
+-- Block sequences ----------------------------------------------------------
+
+-- One row per named sequence.  next_block_start is the next ID not handed
+-- out yet (strategy 'table'; for 'sequence', the native sequence named in
+-- "sequence" holds the position); only the allocator worker and the
+-- functions below write it, and never downwards.  The names fit a shared-memory slot (63 bytes).
+CREATE TABLE id_sequences (
+    name text PRIMARY KEY
+        CONSTRAINT id_sequences_name_check
+        CHECK (name <> '' AND octet_length(name) < 64),
+    next_block_start bigint NOT NULL,
+    block_size integer NOT NULL
+        CONSTRAINT id_sequences_block_size_check
+        CHECK (block_size BETWEEN 1 AND 1000000000),
+    max_value bigint NOT NULL,
+    exhausted boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    strategy text NOT NULL DEFAULT 'table'
+        CONSTRAINT id_sequences_strategy_check
+        CHECK (strategy IN ('table', 'sequence')),
+    sequence regclass
+        CONSTRAINT id_sequences_sequence_check
+        CHECK ((strategy = 'sequence') = (sequence IS NOT NULL))
+);
+
+COMMENT ON TABLE id_sequences IS
+    'uidgen block sequences; change them with seq_create(), seq_alter(), seq_advance() and seq_drop()';
+
+-- pg_dump carries the rows, so a restored database goes on above them.
+SELECT pg_catalog.pg_extension_config_dump('id_sequences', '');
+
+-- Everyone may look; nobody but the owner may write, not even by accident.
+REVOKE ALL ON id_sequences FROM PUBLIC;
+GRANT SELECT ON id_sequences TO PUBLIC;
+
+-- A changed or dropped sequence must not be served from blocks that
+-- seq_next() cached before the change.
+CREATE FUNCTION id_sequences_invalidate() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'seq_invalidate_trigger'
+    LANGUAGE C;
+
+CREATE TRIGGER id_sequences_invalidate
+    AFTER UPDATE OR DELETE ON id_sequences
+    FOR EACH ROW EXECUTE FUNCTION id_sequences_invalidate();
+
+CREATE TRIGGER id_sequences_invalidate_all
+    AFTER TRUNCATE ON id_sequences
+    FOR EACH STATEMENT EXECUTE FUNCTION id_sequences_invalidate();
+
+-- ALWAYS: also under session_replication_role = replica (logical
+-- replication apply workers, many migration tools), where ordinary triggers
+-- do not fire and seq_next() would go on serving a dropped sequence's blocks.
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate;
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_invalidate_all;
+
+-- The timeline on which every block sequence last skipped ahead by
+-- uidgen.promotion_skip.  Promotion and the end of a point-in-time recovery
+-- start a new timeline; before it serves the first block on one, the
+-- allocator skips every sequence ahead and records the timeline here, in
+-- the same transaction.  One row, written by the allocator only.  Not a
+-- configuration table: pg_dump does not carry it, so a database restored
+-- elsewhere starts from the timeline of the server it is restored on.
+CREATE TABLE id_sequences_timeline (
+    timeline bigint NOT NULL
+);
+
+COMMENT ON TABLE id_sequences_timeline IS
+    'uidgen: the timeline on which every block sequence last skipped ahead by uidgen.promotion_skip; written by the allocator';
+
+-- The current timeline, so that installing does not skip: the first eight
+-- hexadecimal digits of the name of the WAL file being written.
+INSERT INTO id_sequences_timeline (timeline)
+    SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(
+                pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_insert_lsn()), 1, 8)
+           )::pg_catalog.bit(32)::pg_catalog.int8;
+
+REVOKE ALL ON id_sequences_timeline FROM PUBLIC;
+GRANT SELECT ON id_sequences_timeline TO PUBLIC;
+
+-- The administrative functions run as the extension owner with a fixed
+-- search_path, so that roles granted EXECUTE on them need no privilege on
+-- the table and a hostile search_path cannot redirect them.  Only the owner
+-- (a superuser) may call them until it grants EXECUTE.
+--
+-- Strategy 'table' keeps the position in next_block_start; strategy
+-- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
+-- nextval() per block), created here next to id_sequences, owned by its
+-- name column (DROP EXTENSION drops it) and dropped by seq_drop().
+CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
+                           block_size integer DEFAULT 1000,
+                           max_value bigint DEFAULT 9223372036854775807,
+                           strategy text DEFAULT 'table')
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    nsp regnamespace;
+    seq regclass;
+BEGIN
+    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+       OR strategy IS NULL THEN
+        RAISE EXCEPTION 'arguments of seq_create() must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'block sequence name must not be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF octet_length(name) > 63 THEN
+        RAISE EXCEPTION 'block sequence name "%" is too long', name
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = 'Names are limited to 63 bytes.';
+    END IF;
+    IF block_size < 1 OR block_size > 1000000000 THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF start > max_value OR start = 9223372036854775807 THEN
+        RAISE EXCEPTION 'start must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
+                                  start, max_value);
+    END IF;
+    IF strategy NOT IN ('table', 'sequence') THEN
+        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The strategies are "table" and "sequence".';
+    END IF;
+    IF strategy = 'sequence' THEN
+        SELECT c.relnamespace INTO nsp FROM pg_class c
+            WHERE c.oid = '@extschema@.id_sequences'::regclass;
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
+                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
+                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
+        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
+    END IF;
+    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
+                                               strategy, sequence)
+        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
+                seq_create.strategy, seq);
+EXCEPTION
+    -- the row, or the native sequence of a row, exists
+    WHEN unique_violation OR duplicate_table THEN
+        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
+            USING ERRCODE = 'duplicate_object';
+END;
+$$;
+
+CREATE FUNCTION seq_drop(name text) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    seq regclass;
+BEGIN
+    DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name
+        RETURNING s.sequence INTO seq;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_drop.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    -- its native sequence, unless someone dropped it already
+    IF seq IS NOT NULL AND EXISTS (SELECT FROM pg_class c WHERE c.oid = seq) THEN
+        EXECUTE format('DROP SEQUENCE %s', seq);
+    END IF;
+END;
+$$;
+
+-- The row of a sequence, locked for update; 42704 if there is none.  Used
+-- by seq_alter() and seq_advance(), which run as the owner.
+CREATE FUNCTION seq_lock_row(name text) RETURNS id_sequences
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+BEGIN
+    SELECT * INTO cur FROM @extschema@.id_sequences AS s
+        WHERE s.name = seq_lock_row.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN cur;
+END;
+$$;
+
+-- The next ID a sequence has not handed out yet: next_block_start, or for
+-- strategy 'sequence' the block after its native sequence's last one.
+-- Used by seq_alter() and seq_advance() with the row locked.
+CREATE FUNCTION seq_next_unused(cur id_sequences) RETURNS numeric
+    LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN cur.strategy = 'sequence'
+            THEN coalesce(pg_sequence_last_value(cur.sequence)::numeric + cur.block_size,
+                          cur.next_block_start)
+            ELSE cur.next_block_start END
+$$;
+
+-- Changes the block size and/or max_value (NULL: unchanged).  max_value
+-- cannot go below an ID already handed out; setting it clears exhausted.
+-- The block size of strategy 'sequence' is its native sequence's
+-- increment, which cannot change safely (ALTER SEQUENCE is transactional,
+-- the sequence's position is not): refused.
+CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
+                          max_value bigint DEFAULT NULL)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+    next_unused numeric;
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'block sequence name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    cur := @extschema@.seq_lock_row(seq_alter.name);
+    IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF cur.strategy = 'sequence' AND block_size IS NOT NULL
+       AND block_size <> cur.block_size THEN
+        RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
+                  HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
+        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET block_size = coalesce(seq_alter.block_size, s.block_size),
+            max_value = coalesce(seq_alter.max_value, s.max_value),
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL
+        WHERE s.name = seq_alter.name;
+END;
+$$;
+
+-- Moves a sequence beyond "past" (IDs imported from elsewhere), never back.
+-- Returns the next ID it will hand out.  For strategy 'sequence' that is a
+-- setval() of its native sequence, which, like every setval(), a rollback
+-- does not undo: a gap, never a repeat.
+CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+    next_unused numeric;
+BEGIN
+    cur := @extschema@.seq_lock_row(seq_advance.name);
+    IF past >= cur.max_value THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is %s and max_value is %s.', past, cur.max_value),
+                  HINT = 'Raise max_value with seq_alter() first.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF past < next_unused THEN
+        RETURN next_unused;
+    END IF;
+    IF cur.strategy = 'sequence' THEN
+        PERFORM setval(cur.sequence, past + 1, false);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET next_block_start = seq_advance.past + 1
+        WHERE s.name = seq_advance.name;
+    RETURN past + 1;
+END;
+$$;
+
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_lock_row(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_next_unused(id_sequences) FROM PUBLIC;
+REVOKE ALL ON FUNCTION id_sequences_invalidate() FROM PUBLIC;
+
+-- Exactly n consecutive IDs (1 to 1000000000), or the row's block_size,
+-- reserved and committed by the allocator before they are returned: a
+-- rollback of the caller does not give them back.  PUBLIC may call them.
+-- VOLATILE and PARALLEL UNSAFE, like nextval().
+CREATE FUNCTION seq_reserve_block(name text, n bigint)
+    RETURNS TABLE (first_id bigint, last_id bigint)
+    AS 'MODULE_PATHNAME', 'seq_reserve_block'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1;
+
+CREATE FUNCTION seq_reserve_block(name text)
+    RETURNS TABLE (first_id bigint, last_id bigint)
+    AS 'MODULE_PATHNAME', 'seq_reserve_block'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1;
+
+-- One ID, from a block cached in shared memory for all backends.
+CREATE FUNCTION seq_next(name text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'seq_next'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- Notices at creation ------------------------------------------------------
+
+-- Nothing above depends on the server version or the preload: the same
+-- objects everywhere.  Only these notices do: without the preload the
+-- generators fail until the server is restarted with it; on 18 and later
+-- an unqualified uuidv7() is PostgreSQL's own.
+DO $$
+DECLARE
+    saved text := pg_catalog.current_setting('client_min_messages');
+    preloaded boolean := pg_catalog.current_setting('uidgen.worker_bits', true) IS NOT NULL;
+    pg18 boolean := pg_catalog.current_setting('server_version_num')::integer >= 180000;
+BEGIN
+    -- CREATE and ALTER EXTENSION run their script with client_min_messages
+    -- raised to warning, which would swallow a NOTICE: let it through
+    -- (unless the session asked for error or above), then put the setting
+    -- back as it was.
+    IF saved = 'warning' AND (pg18 OR NOT preloaded) THEN
+        PERFORM pg_catalog.set_config('client_min_messages', 'notice', true);
+    END IF;
+    IF NOT preloaded THEN
+        RAISE NOTICE 'uidgen is not in shared_preload_libraries: snowflake_next(), uuidv7_next(), seq_reserve_block(), seq_next() and uidgen_status() fail until it is'
+            USING HINT = 'Add uidgen to shared_preload_libraries and restart the server.';
+    END IF;
+    IF pg18 THEN
+        RAISE NOTICE 'on PostgreSQL 18 and later an unqualified uuidv7() calls PostgreSQL''s built-in generator, not uidgen''s'
+            USING HINT = 'Call uuidv7_next() (or @extschema@.uuidv7()) for uidgen''s server-wide ordered UUIDv7.';
+    END IF;
+    PERFORM pg_catalog.set_config('client_min_messages', saved, true);
+END
+$$;
