@@ -19,6 +19,7 @@ OBJS = \
 	src/blocks/failover.o \
 	src/blocks/outcome.o \
 	src/blocks/seqrow.o \
+	src/replicas/citus.o \
 	src/replicas/copies.o \
 	src/replicas/keeper.o \
 	src/replicas/leaseworker.o \

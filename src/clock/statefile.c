@@ -103,6 +103,10 @@ StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
 				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
 				 STATE_V2_SIZE == 56,
 				 "the layout of uidgen.state changed");
+/* 0.3.0's adopted_worker took padding: version 3 files keep their size */
+StaticAssertDecl(sizeof(StateFileData) == 104 &&
+				 offsetof(StateFileData, origin_mark) == 64,
+				 "the layout of uidgen.state version 3 changed");
 
 typedef struct StateShared
 {
@@ -112,6 +116,7 @@ typedef struct StateShared
 	UidgenStateProblem problem;
 	UidgenSettings recorded;	/* settings the state file vouches for */
 	uint64		saved_origin_mark;	/* origin_mark as the file on disk holds it */
+	pg_atomic_uint32 adopted;	/* worker id adopted from Citus, plus one; 0 if none */
 } StateShared;
 
 static StateShared *st = NULL;
@@ -247,6 +252,7 @@ statefile_shmem_init(void *mem)
 	st->keeper_procno = -1;
 	pg_atomic_init_u64(&st->hwm, 0);
 	pg_atomic_init_u64(&st->hwm_refresh_at, 0);
+	pg_atomic_init_u32(&st->adopted, 0);
 	st->recorded = uidgen_settings;
 	st->problem = UIDGEN_STATE_OK;
 	if (!IsUnderPostmaster)
@@ -257,6 +263,7 @@ statefile_shmem_init(void *mem)
 		floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
 		pg_atomic_write_u64(&st->hwm, d.hwm);
 		st->saved_origin_mark = d.origin_mark;
+		pg_atomic_write_u32(&st->adopted, d.adopted_worker);
 		/* nothing generates until an operator supplies the old state: keep it so */
 		if (st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 			st->recorded = d.settings;
@@ -349,6 +356,7 @@ statefile_fill(StateFileData *d, uint64 hwm)
 	d->settings = st->recorded;
 	d->upgrade_unknown = st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->origin_worker = -1;
+	d->adopted_worker = pg_atomic_read_u32(&st->adopted);
 	if (fill_copies)
 		fill_copies(d);
 }
@@ -378,7 +386,7 @@ statefile_write(uint64 hwm, int elevel)
 static int32
 statefile_worker_in_force(void)
 {
-	return uidgen_registry_on ? lease_worker_id() : uidgen_settings.worker_id;
+	return uidgen_registry_on ? lease_worker_id() : statefile_own_worker();
 }
 
 /*
@@ -555,6 +563,75 @@ uint64
 statefile_saved_origin_mark(void)
 {
 	return st->saved_origin_mark;
+}
+
+/*
+ * The worker id this server generates under without a registry:
+ * uidgen.worker_id if set, else the one adopted from Citus, else
+ * uidgen.worker_id's value (0: no worker id, snowflake_next() refuses).
+ */
+int32
+statefile_own_worker(void)
+{
+	int32		adopted = statefile_adopted_worker();
+
+	return uidgen_settings.worker_id_set || adopted < 0 ? uidgen_settings.worker_id : adopted;
+}
+
+/* The same for the server that wrote "d": the worker id its IDs carry. */
+int32
+statefile_file_worker(const StateFileData *d)
+{
+	return d->settings.worker_id_set || d->adopted_worker == 0 ?
+		d->settings.worker_id : (int32) d->adopted_worker - 1;
+}
+
+/* The worker id adopted from Citus (replicas/citus.c), or -1. */
+int32
+statefile_adopted_worker(void)
+{
+	return (int32) pg_atomic_read_u32(&st->adopted) - 1;
+}
+
+/*
+ * Adopt "worker" as this server's worker id (replicas/citus.c): durable in
+ * the state file, and on a primary in a WAL mark record under it, before
+ * it is published in shared memory, where snowflake_next() reads it.
+ *
+ *	step			1. durable first				2. then in shared memory
+ *	----			----------------				------------------------
+ *	adoption		"adopt-before-file"; state		adopted; then IDs
+ *					file with the worker id and		under it
+ *					the mark "adopt-after-file";
+ *					WAL mark record under it
+ *					"adopt-after-wal"
+ *
+ * A crash before the rename leaves the old file: nothing was issued under
+ * the new worker id, and the next call adopts it again.  Every tick is
+ * unique to this server whatever worker id it goes out with, so IDs under
+ * the old and the new worker id cannot repeat each other.
+ */
+void
+statefile_adopt_worker(int32 worker)
+{
+	StateFileData d;
+
+	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
+	if (statefile_adopted_worker() != worker)
+	{
+		statefile_fill(&d, pg_atomic_read_u64(&st->hwm));
+		d.adopted_worker = (uint32) worker + 1;
+		CRASH_POINT("adopt-before-file");
+		(void) statefile_write_data(&d, ERROR);
+		CRASH_POINT("adopt-after-file");
+		if (!RecoveryInProgress())
+		{
+			walmark_log(d.hwm, worker);
+			CRASH_POINT("adopt-after-wal");
+		}
+		pg_atomic_write_u32(&st->adopted, (uint32) worker + 1);
+	}
+	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
 }
 
 /* The keeper worker's PGPROC number, to wake it; -1 when it exits. */

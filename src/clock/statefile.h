@@ -35,6 +35,9 @@ typedef struct StateFileData
 	uint32		skip_nonce;		/* random, drawn at each take-over: the skip
 								 * key of block sequences (copies.c); 0 if none */
 	int32		origin_worker;	/* worker id of the server copied from, or -1 */
+	uint32		adopted_worker; /* 0.3.0: worker id adopted from Citus's group
+								 * id, plus one; 0 if none (was padding, so 0
+								 * in earlier files) */
 	uint64		origin_mark;	/* highest mark replayed from its WAL */
 	UidgenIdentity vouched;		/* the server IDs were issued by */
 	pg_crc32c	crc;			/* of everything above */
@@ -77,5 +80,9 @@ extern UidgenStateProblem statefile_problem(void);
 extern const UidgenSettings *statefile_recorded(void);
 extern uint64 statefile_saved_origin_mark(void);
 extern void statefile_set_keeper(int procno);
+extern int32 statefile_own_worker(void);
+extern int32 statefile_file_worker(const StateFileData *d);
+extern int32 statefile_adopted_worker(void);
+extern void statefile_adopt_worker(int32 worker);
 
 #endif							/* UIDGEN_STATEFILE_H */
