@@ -30,6 +30,7 @@ OBJS = \
 	src/clock/layout.o \
 	src/clock/lease.o \
 	src/clock/statefile.o \
+	src/clock/statefileio.o \
 	src/clock/walmark.o \
 	src/core/counters.o \
 	src/core/settings.o \

@@ -51,13 +51,12 @@
  * every write of the file but the last, and protects problem, recorded and
  * saved_origin_mark (written at start-up, and by each write); hwm and
  * hwm_refresh_at are written under it, after the file that holds the new
- * mark is durable, and read without it; keeper_procno is written by the
- * keeper worker alone.
+ * mark is durable, and read without it, as is adopted (the worker id
+ * adopted from Citus, statefile_adopt_worker()) after the file that holds
+ * it; keeper_procno is written by the keeper worker alone.
  *
- * statefile_read_at() and statefile_write_at() also serve
- * replicas/upgrade.c, which in binary-upgrade mode (no other process exists
- * yet) reads and writes this file and the pg_upgrade hand-off file
- * elsewhere.
+ * The file's format, and its reading and durable writing, are
+ * clock/statefileio.c's.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -65,14 +64,8 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "access/xlog.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "port/pg_crc32c.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -82,31 +75,9 @@
 #include "clock/lease.h"
 #include "clock/statefile.h"
 #include "clock/walmark.h"
-#include "core/compat.h"
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "core/shmem.h"
-
-#define STATE_MAGIC		0x55494447	/* "UIDG" */
-#define STATE_VERSION	3
-
-/*
- * 0.1.0 wrote version 2: the fields up to upgrade_unknown, then padding and
- * its CRC where copy_reason and the fields after it now are.  Such files
- * stay readable.
- */
-#define STATE_V2_VERSION	2
-#define STATE_V2_CRC_AT		TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, upgrade_unknown) + 1)
-#define STATE_V2_SIZE		TYPEALIGN(sizeof(uint64), STATE_V2_CRC_AT + sizeof(pg_crc32c))
-StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
-				 offsetof(StateFileData, rebase_pending) + 1 &&
-				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
-				 STATE_V2_SIZE == 56,
-				 "the layout of uidgen.state changed");
-/* 0.3.0's adopted_worker took padding: version 3 files keep their size */
-StaticAssertDecl(sizeof(StateFileData) == 104 &&
-				 offsetof(StateFileData, origin_mark) == 64,
-				 "the layout of uidgen.state version 3 changed");
 
 typedef struct StateShared
 {
@@ -127,63 +98,12 @@ static StateFileCopiesFill fill_copies = NULL;
 
 static void statefile_save_exact(int code, Datum arg);
 
-/* Wait event while the state file is written and synced (compat.h). */
-static uint32 we_sync = 0;
-
 /*
  * How far ahead of the clock the mark is written: a fixed two seconds, so
  * that the wait after a crash (up to one window) does not grow with
  * uidgen.max_clock_drift.
  */
 #define STATE_WINDOW UIDGEN_MS_TO_TICKS(2000)
-
-/* CRC of the first "len" bytes of a file's contents. */
-static pg_crc32c
-statefile_crc(const StateFileData *d, size_t len)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, d, len);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-/* Is "d", "len" bytes long, a sound file of this version or of 0.1.0's? */
-static bool
-statefile_sound(StateFileData *d, ssize_t len)
-{
-	pg_crc32c	v2crc;
-
-	if (len < (ssize_t) STATE_V2_SIZE || d->magic != STATE_MAGIC)
-		return false;
-	if (d->version == STATE_VERSION)
-		return len == sizeof(*d) && d->crc == statefile_crc(d, offsetof(StateFileData, crc));
-	if (d->version != STATE_V2_VERSION || len != STATE_V2_SIZE)
-		return false;
-	memcpy(&v2crc, (char *) d + STATE_V2_CRC_AT, sizeof(v2crc));
-	if (v2crc != statefile_crc(d, STATE_V2_CRC_AT))
-		return false;
-	/* 0.1.0 knew nothing of copies: it vouched for whatever server it ran on */
-	memset(&d->copy_reason, 0, sizeof(*d) - offsetof(StateFileData, copy_reason));
-	d->origin_worker = -1;
-	return true;
-}
-
-/* Read a state file (this one, or a pg_upgrade hand-off) at "path". */
-StateFileRead
-statefile_read_at(const char *path, StateFileData *d)
-{
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
-	ssize_t		len;
-
-	if (fd < 0 && errno == ENOENT)
-		return STATE_READ_MISSING;
-	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
-	if (fd >= 0)
-		close(fd);
-	return statefile_sound(d, len) ? STATE_READ_OK : STATE_READ_CORRUPT;
-}
 
 /* Read the file; false if it is missing, and problem set if unusable. */
 static bool
@@ -298,53 +218,6 @@ statefile_set_copies(StateFileCopiesStart start, StateFileCopiesFill fill)
 {
 	take_copies = start;
 	fill_copies = fill;
-}
-
-/*
- * Write "d" durably to "path" (through a temporary file, fsync and rename),
- * stamping its header and CRC; false (after elevel) on failure.
- */
-bool
-statefile_write_at(const char *path, StateFileData *d, int elevel)
-{
-	char		tmp[MAXPGPATH];
-	int			fd;
-	bool		durable;
-	int			save_errno;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	d->magic = STATE_MAGIC;
-	d->version = STATE_VERSION;
-	d->crc = statefile_crc(d, offsetof(StateFileData, crc));
-
-	/* O_EXCL: never follow a link planted where the hand-off file goes */
-	(void) unlink(tmp);
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
-	if (fd < 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmp)));
-		return false;
-	}
-	errno = 0;
-	pgstat_report_wait_start(uidgen_wait_event(&we_sync, "UidgenStateFileSync"));
-	durable = write(fd, d, sizeof(*d)) == sizeof(*d);
-	if (!durable && errno == 0)
-		errno = ENOSPC;
-	durable = durable && pg_fsync(fd) == 0;
-	pgstat_report_wait_end();
-	save_errno = errno;
-	CloseTransientFile(fd);
-	if (!durable)
-	{
-		errno = save_errno;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-		return false;
-	}
-	return durable_rename(tmp, path, elevel) == 0;
 }
 
 /* Fill "d" with the state shared memory holds, under mark "hwm". */
@@ -616,6 +489,8 @@ statefile_adopt_worker(int32 worker)
 {
 	StateFileData d;
 
+	/* a corrupt file or an unknown upgrade must stay as found */
+	statefile_check_usable();
 	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
 	if (statefile_adopted_worker() != worker)
 	{

@@ -122,12 +122,17 @@ citus_adopt_group(void)
 	int32		group;
 	bool		placed;
 
+	/* once adopted, a database without citus need not look again */
 	if (!citus_read_group(&group, &placed))
+	{
+		group_checked = statefile_adopted_worker() >= 0;
 		return;
+	}
 	if (!placed)
 	{
 		/* a node once placed keeps the group id Citus gave it: never reused */
-		if (statefile_adopted_worker() >= 0)
+		group_checked = statefile_adopted_worker() >= 0;
+		if (group_checked)
 			return;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
