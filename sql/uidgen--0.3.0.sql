@@ -549,6 +549,12 @@ DECLARE
                         FROM pg_extension e WHERE e.extname = 'uidgen');
     conflicting integer[];
 BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension e WHERE e.extname = 'citus') THEN
+        RAISE EXCEPTION 'uidgen_citus_check() needs the citus extension in this database'
+            USING ERRCODE = '55000',
+                  DETAIL = 'It asks every node of the Citus cluster for its worker id through run_command_on_all_nodes().',
+                  HINT = 'Run it on the Citus coordinator, in the database where citus is installed.';
+    END IF;
     CREATE TEMP TABLE uidgen_citus_nodes ON COMMIT DROP AS
     SELECT n.nodename || ':' || n.nodeport AS node,
            CASE WHEN r.success THEN split_part(r.result, ',', 1)::integer END AS worker_id,
