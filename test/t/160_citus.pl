@@ -11,7 +11,8 @@
 # 400,000 rows, every node as worker 0).  Also: a node added later gets its
 # own id; the adopted id survives kill -9 (also at the adoption's crash
 # point) and holds in databases without citus; a node removed and added
-# again (a new group) adopts the new id, above every ID it issued; two nodes
+# again (a new group) adopts the new id, above every ID it issued; a group
+# id beyond uidgen.worker_bits is refused, naming the registry; two nodes
 # forced to one worker id are listed by uidgen_citus_check() and refuse; a
 # worker's standby, promoted, keeps the group's id under the promotion rules
 # (a copy: refused until uidgen_take_over()).  The `sql citus` examples of
@@ -197,6 +198,23 @@ is(scalar(grep { $late->safe_psql('postgres', "SELECT snowflake_worker($_)") == 
 cmp_ok($late_after[0], '>', max_snowflake(@late_before), 're-added: IDs above those issued before');
 like(slurp_file($late->logfile), qr/uidgen adopted worker id 4, this node's citus group id/,
 	'the new adoption is logged');
+
+# A group id beyond the worker bits: refused, naming the registry.
+my $narrow = uidgen_node('w5', start => 0, 'uidgen.worker_id' => undef,
+	shared_preload_libraries => 'citus,uidgen',
+	'citus.node_conninfo' => 'sslmode=disable',
+	'uidgen.worker_bits' => 2,
+	max_prepared_transactions => 20,
+	max_connections => 60);
+$narrow->start;
+$narrow->safe_psql('postgres', 'CREATE EXTENSION citus');
+is(add_node($coord, $narrow), '5', 'a node in group 5');
+like(psql_error($narrow, 'SELECT snowflake_next()'),
+	qr/ERROR:\s+55000:\s+citus group id 5 does not fit in 2 worker bits.*HINT:\s+Lease worker ids from a registry/s,
+	'group id 5 in 2 worker bits: refused, naming the registry');
+$coord->safe_psql('postgres',
+	"SELECT citus_remove_node('" . $narrow->host . "', " . $narrow->port . ')');
+$narrow->stop;
 
 # 5. Two nodes forced to one worker id: listed and refused.
 $workers[1]->append_conf('postgresql.conf', "uidgen.worker_id = 1\n");
