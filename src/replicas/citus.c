@@ -223,7 +223,15 @@ uidgen_citus_worker(PG_FUNCTION_ARGS)
 
 	shmem_require();
 	if (uidgen_registry_on)
+	{
 		worker = lease_worker_id();
+		if (worker < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no worker id is leased from the registry yet"),
+					 errdetail("This node leases its worker id from uidgen.worker_id_registry and holds no lease now."),
+					 errhint("See lease_holder and lease_deadline in uidgen_status() and the server log.")));
+	}
 	else if (uidgen_settings.worker_id_set)
 		worker = uidgen_settings.worker_id;
 	else
@@ -253,7 +261,7 @@ uidgen_citus_refuse(PG_FUNCTION_ARGS)
 	own = uidgen_registry_on ? lease_worker_id() : statefile_own_worker();
 	deconstruct_array(arr, INT4OID, sizeof(int32), true, TYPALIGN_INT, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)
-		found |= !nulls[i] && DatumGetInt32(elems[i]) == own;
+		found |= !nulls[i] && own >= 0 && DatumGetInt32(elems[i]) == own;
 	if (found)
 	{
 		LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
