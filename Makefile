@@ -19,6 +19,7 @@ OBJS = \
 	src/blocks/failover.o \
 	src/blocks/outcome.o \
 	src/blocks/seqrow.o \
+	src/replicas/citus.o \
 	src/replicas/copies.o \
 	src/replicas/keeper.o \
 	src/replicas/leaseworker.o \
@@ -29,6 +30,7 @@ OBJS = \
 	src/clock/layout.o \
 	src/clock/lease.o \
 	src/clock/statefile.o \
+	src/clock/statefileio.o \
 	src/clock/walmark.o \
 	src/core/counters.o \
 	src/core/settings.o \
@@ -49,7 +51,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core blocks blocks_sequence
+REGRESS = setup snowflake uuidv7 uuidv7_core blocks blocks_sequence citus
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)

@@ -237,7 +237,7 @@ FROM layout AS l,
          AS e(ord, what, q)
 ORDER BY ord;
 SELECT error_of('SELECT snowflake_at(now(), worker_id, 0) FROM layout')
-    LIKE '22023: worker id % of a backfilled snowflake ID must differ from uidgen.worker_id'
+    LIKE '22023: worker id % of a backfilled snowflake ID must differ from this server''s worker id'
     AS own_worker_id_refused;
 SELECT snowflake_at(NULL, 1, 0), snowflake_at(now(), NULL, 0), snowflake_at(now(), 1, NULL);
 

@@ -82,14 +82,14 @@ sub uidgen_status
 	  epoch last_id clock_ahead ids_issued uuids_issued
 	  clock_backward_episodes waits high_water_mark system_identifier
 	  timeline origin_worker_id copy_reason origin_high_water_mark
-	  block_sequences_fenced lease_holder lease_deadline);
+	  block_sequences_fenced lease_holder lease_deadline worker_id_source);
 	my $row = $node->safe_psql('postgres',
 		"SELECT state, worker_id, timestamp_bits, worker_bits, sequence_bits, "
 		  . "epoch, last_id, extract(epoch FROM clock_ahead), ids_issued, "
 		  . "uuids_issued, clock_backward_episodes, waits, high_water_mark, "
 		  . "system_identifier, timeline, origin_worker_id, copy_reason, "
 		  . "origin_high_water_mark, block_sequences_fenced, lease_holder, "
-		  . "extract(epoch FROM lease_deadline) "
+		  . "extract(epoch FROM lease_deadline), worker_id_source "
 		  . "FROM uidgen_status()");
 	my @vals = split /\|/, $row, -1;
 	my %h;

@@ -51,13 +51,12 @@
  * every write of the file but the last, and protects problem, recorded and
  * saved_origin_mark (written at start-up, and by each write); hwm and
  * hwm_refresh_at are written under it, after the file that holds the new
- * mark is durable, and read without it; keeper_procno is written by the
- * keeper worker alone.
+ * mark is durable, and read without it, as is adopted (the worker id
+ * adopted from Citus, statefile_adopt_worker()) after the file that holds
+ * it; keeper_procno is written by the keeper worker alone.
  *
- * statefile_read_at() and statefile_write_at() also serve
- * replicas/upgrade.c, which in binary-upgrade mode (no other process exists
- * yet) reads and writes this file and the pg_upgrade hand-off file
- * elsewhere.
+ * The file's format, and its reading and durable writing, are
+ * clock/statefileio.c's.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -65,14 +64,8 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "access/xlog.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "port/pg_crc32c.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -82,27 +75,9 @@
 #include "clock/lease.h"
 #include "clock/statefile.h"
 #include "clock/walmark.h"
-#include "core/compat.h"
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "core/shmem.h"
-
-#define STATE_MAGIC		0x55494447	/* "UIDG" */
-#define STATE_VERSION	3
-
-/*
- * 0.1.0 wrote version 2: the fields up to upgrade_unknown, then padding and
- * its CRC where copy_reason and the fields after it now are.  Such files
- * stay readable.
- */
-#define STATE_V2_VERSION	2
-#define STATE_V2_CRC_AT		TYPEALIGN(sizeof(pg_crc32c), offsetof(StateFileData, upgrade_unknown) + 1)
-#define STATE_V2_SIZE		TYPEALIGN(sizeof(uint64), STATE_V2_CRC_AT + sizeof(pg_crc32c))
-StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
-				 offsetof(StateFileData, rebase_pending) + 1 &&
-				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
-				 STATE_V2_SIZE == 56,
-				 "the layout of uidgen.state changed");
 
 typedef struct StateShared
 {
@@ -112,6 +87,7 @@ typedef struct StateShared
 	UidgenStateProblem problem;
 	UidgenSettings recorded;	/* settings the state file vouches for */
 	uint64		saved_origin_mark;	/* origin_mark as the file on disk holds it */
+	pg_atomic_uint32 adopted;	/* worker id adopted from Citus, plus one; 0 if none */
 } StateShared;
 
 static StateShared *st = NULL;
@@ -122,63 +98,12 @@ static StateFileCopiesFill fill_copies = NULL;
 
 static void statefile_save_exact(int code, Datum arg);
 
-/* Wait event while the state file is written and synced (compat.h). */
-static uint32 we_sync = 0;
-
 /*
  * How far ahead of the clock the mark is written: a fixed two seconds, so
  * that the wait after a crash (up to one window) does not grow with
  * uidgen.max_clock_drift.
  */
 #define STATE_WINDOW UIDGEN_MS_TO_TICKS(2000)
-
-/* CRC of the first "len" bytes of a file's contents. */
-static pg_crc32c
-statefile_crc(const StateFileData *d, size_t len)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, d, len);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-/* Is "d", "len" bytes long, a sound file of this version or of 0.1.0's? */
-static bool
-statefile_sound(StateFileData *d, ssize_t len)
-{
-	pg_crc32c	v2crc;
-
-	if (len < (ssize_t) STATE_V2_SIZE || d->magic != STATE_MAGIC)
-		return false;
-	if (d->version == STATE_VERSION)
-		return len == sizeof(*d) && d->crc == statefile_crc(d, offsetof(StateFileData, crc));
-	if (d->version != STATE_V2_VERSION || len != STATE_V2_SIZE)
-		return false;
-	memcpy(&v2crc, (char *) d + STATE_V2_CRC_AT, sizeof(v2crc));
-	if (v2crc != statefile_crc(d, STATE_V2_CRC_AT))
-		return false;
-	/* 0.1.0 knew nothing of copies: it vouched for whatever server it ran on */
-	memset(&d->copy_reason, 0, sizeof(*d) - offsetof(StateFileData, copy_reason));
-	d->origin_worker = -1;
-	return true;
-}
-
-/* Read a state file (this one, or a pg_upgrade hand-off) at "path". */
-StateFileRead
-statefile_read_at(const char *path, StateFileData *d)
-{
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
-	ssize_t		len;
-
-	if (fd < 0 && errno == ENOENT)
-		return STATE_READ_MISSING;
-	len = fd < 0 ? -1 : read(fd, d, sizeof(*d));
-	if (fd >= 0)
-		close(fd);
-	return statefile_sound(d, len) ? STATE_READ_OK : STATE_READ_CORRUPT;
-}
 
 /* Read the file; false if it is missing, and problem set if unusable. */
 static bool
@@ -247,6 +172,7 @@ statefile_shmem_init(void *mem)
 	st->keeper_procno = -1;
 	pg_atomic_init_u64(&st->hwm, 0);
 	pg_atomic_init_u64(&st->hwm_refresh_at, 0);
+	pg_atomic_init_u32(&st->adopted, 0);
 	st->recorded = uidgen_settings;
 	st->problem = UIDGEN_STATE_OK;
 	if (!IsUnderPostmaster)
@@ -257,6 +183,7 @@ statefile_shmem_init(void *mem)
 		floor = UIDGEN_MS_TO_TICKS(UIDGEN_TICKS_TO_MS(d.hwm) + 1);
 		pg_atomic_write_u64(&st->hwm, d.hwm);
 		st->saved_origin_mark = d.origin_mark;
+		pg_atomic_write_u32(&st->adopted, d.adopted_worker);
 		/* nothing generates until an operator supplies the old state: keep it so */
 		if (st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 			st->recorded = d.settings;
@@ -293,53 +220,6 @@ statefile_set_copies(StateFileCopiesStart start, StateFileCopiesFill fill)
 	fill_copies = fill;
 }
 
-/*
- * Write "d" durably to "path" (through a temporary file, fsync and rename),
- * stamping its header and CRC; false (after elevel) on failure.
- */
-bool
-statefile_write_at(const char *path, StateFileData *d, int elevel)
-{
-	char		tmp[MAXPGPATH];
-	int			fd;
-	bool		durable;
-	int			save_errno;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	d->magic = STATE_MAGIC;
-	d->version = STATE_VERSION;
-	d->crc = statefile_crc(d, offsetof(StateFileData, crc));
-
-	/* O_EXCL: never follow a link planted where the hand-off file goes */
-	(void) unlink(tmp);
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
-	if (fd < 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmp)));
-		return false;
-	}
-	errno = 0;
-	pgstat_report_wait_start(uidgen_wait_event(&we_sync, "UidgenStateFileSync"));
-	durable = write(fd, d, sizeof(*d)) == sizeof(*d);
-	if (!durable && errno == 0)
-		errno = ENOSPC;
-	durable = durable && pg_fsync(fd) == 0;
-	pgstat_report_wait_end();
-	save_errno = errno;
-	CloseTransientFile(fd);
-	if (!durable)
-	{
-		errno = save_errno;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-		return false;
-	}
-	return durable_rename(tmp, path, elevel) == 0;
-}
-
 /* Fill "d" with the state shared memory holds, under mark "hwm". */
 void
 statefile_fill(StateFileData *d, uint64 hwm)
@@ -349,6 +229,7 @@ statefile_fill(StateFileData *d, uint64 hwm)
 	d->settings = st->recorded;
 	d->upgrade_unknown = st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->origin_worker = -1;
+	d->adopted_worker = pg_atomic_read_u32(&st->adopted);
 	if (fill_copies)
 		fill_copies(d);
 }
@@ -378,7 +259,7 @@ statefile_write(uint64 hwm, int elevel)
 static int32
 statefile_worker_in_force(void)
 {
-	return uidgen_registry_on ? lease_worker_id() : uidgen_settings.worker_id;
+	return uidgen_registry_on ? lease_worker_id() : statefile_own_worker();
 }
 
 /*
@@ -555,6 +436,77 @@ uint64
 statefile_saved_origin_mark(void)
 {
 	return st->saved_origin_mark;
+}
+
+/*
+ * The worker id this server generates under without a registry:
+ * uidgen.worker_id if set, else the one adopted from Citus, else
+ * uidgen.worker_id's value (0: no worker id, snowflake_next() refuses).
+ */
+int32
+statefile_own_worker(void)
+{
+	int32		adopted = statefile_adopted_worker();
+
+	return uidgen_settings.worker_id_set || adopted < 0 ? uidgen_settings.worker_id : adopted;
+}
+
+/* The same for the server that wrote "d": the worker id its IDs carry. */
+int32
+statefile_file_worker(const StateFileData *d)
+{
+	return d->settings.worker_id_set || d->adopted_worker == 0 ?
+		d->settings.worker_id : (int32) d->adopted_worker - 1;
+}
+
+/* The worker id adopted from Citus (replicas/citus.c), or -1. */
+int32
+statefile_adopted_worker(void)
+{
+	return (int32) pg_atomic_read_u32(&st->adopted) - 1;
+}
+
+/*
+ * Adopt "worker" as this server's worker id (replicas/citus.c): durable in
+ * the state file, and on a primary in a WAL mark record under it, before
+ * it is published in shared memory, where snowflake_next() reads it.
+ *
+ *	step			1. durable first				2. then in shared memory
+ *	----			----------------				------------------------
+ *	adoption		"adopt-before-file"; state		adopted; then IDs
+ *					file with the worker id and		under it
+ *					the mark "adopt-after-file";
+ *					WAL mark record under it
+ *					"adopt-after-wal"
+ *
+ * A crash before the rename leaves the old file: nothing was issued under
+ * the new worker id, and the next call adopts it again.  Every tick is
+ * unique to this server whatever worker id it goes out with, so IDs under
+ * the old and the new worker id cannot repeat each other.
+ */
+void
+statefile_adopt_worker(int32 worker)
+{
+	StateFileData d;
+
+	/* a corrupt file or an unknown upgrade must stay as found */
+	statefile_check_usable();
+	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
+	if (statefile_adopted_worker() != worker)
+	{
+		statefile_fill(&d, pg_atomic_read_u64(&st->hwm));
+		d.adopted_worker = (uint32) worker + 1;
+		CRASH_POINT("adopt-before-file");
+		(void) statefile_write_data(&d, ERROR);
+		CRASH_POINT("adopt-after-file");
+		if (!RecoveryInProgress())
+		{
+			walmark_log(d.hwm, worker);
+			CRASH_POINT("adopt-after-wal");
+		}
+		pg_atomic_write_u32(&st->adopted, (uint32) worker + 1);
+	}
+	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
 }
 
 /* The keeper worker's PGPROC number, to wake it; -1 when it exits. */

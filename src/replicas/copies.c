@@ -170,7 +170,7 @@ copies_settle(StateFileData *d)
 	if (d->copy_reason == UIDGEN_COPY_NONE)
 		return false;
 	if (!uidgen_registry_on && d->origin_worker >= 0 &&
-		d->origin_worker == uidgen_settings.worker_id)
+		d->origin_worker == statefile_own_worker())
 	{
 		d->blocks_fenced = true;
 		return true;
@@ -239,7 +239,7 @@ copies_start(int32 file_worker)
 		 * (the file's) is an origin's too.
 		 */
 		if (d.copy_reason == UIDGEN_COPY_STANDBY &&
-			file_worker == uidgen_settings.worker_id)
+			file_worker == statefile_own_worker())
 			d.origin_worker = file_worker;
 		d.copy_reason = found;
 		if (found != UIDGEN_COPY_STANDBY)
@@ -279,10 +279,10 @@ copies_load(const StateFileData *loaded)
 		cs->blocks_fenced = loaded->blocks_fenced;
 		cs->skip_nonce = loaded->skip_nonce;
 		cs->origin_worker = loaded->copy_reason != UIDGEN_COPY_NONE ?
-			loaded->origin_worker : loaded->settings.worker_id;
+			loaded->origin_worker : statefile_file_worker(loaded);
 		pg_atomic_write_u64(&cs->origin_mark, loaded->origin_mark);
-		/* uidgen.worker_id of the server that wrote the file */
-		file_worker = loaded->settings.worker_id;
+		/* the worker id of the server that wrote the file */
+		file_worker = statefile_file_worker(loaded);
 	}
 	copies_start(file_worker);
 }
@@ -346,7 +346,7 @@ copies_replay_mark(uint64 mark, int32 worker_id)
 	 * rejoining as a standby starts with its own worker id there.
 	 */
 	sticky = cs->copy_reason != UIDGEN_COPY_STANDBY &&
-		cs->origin_worker == uidgen_settings.worker_id;
+		cs->origin_worker == statefile_own_worker();
 	if (cs->copy_reason != UIDGEN_COPY_NONE &&
 		(mark > pg_atomic_read_u64(&cs->origin_mark) ||
 		 (worker_id != cs->origin_worker && !sticky)))
@@ -429,7 +429,7 @@ copies_refresh(void)
 		if (d.vouched.timeline != 0)
 		{
 			d.copy_reason = UIDGEN_COPY_TIMELINE;
-			d.origin_worker = uidgen_settings.worker_id;
+			d.origin_worker = statefile_own_worker();
 			/* its block sequences, too, stand where its original's stood */
 			d.blocks_fenced = true;
 			ereport(LOG,
@@ -534,7 +534,7 @@ uidgen_take_over(PG_FUNCTION_ARGS)
 	ereport(LOG,
 			(errmsg("uidgen took over the ID space of the server this data directory was copied from"),
 			 errdetail("Snowflake IDs (worker id %d) and UUIDs issued from now on are above the last high-water mark replayed from that server's WAL and uidgen.max_clock_drift ahead of the system clock; block sequences skip ahead before they serve.",
-					   uidgen_settings.worker_id)));
+					   statefile_own_worker())));
 	PG_RETURN_VOID();
 }
 

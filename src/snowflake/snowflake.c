@@ -34,6 +34,7 @@
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "core/shmem.h"
+#include "replicas/citus.h"
 #include "replicas/copies.h"
 
 PG_FUNCTION_INFO_V1(snowflake_next);
@@ -50,13 +51,6 @@ PG_FUNCTION_INFO_V1(snowflake_at);
 static void
 snowflake_check_state(void)
 {
-	if (unlikely(!uidgen_settings.worker_id_set && !uidgen_registry_on))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("uidgen.worker_id is not set"),
-				 errdetail("Each server that generates snowflake IDs for the same data needs a worker id of its own; uidgen does not choose one."),
-				 errhint("Set uidgen.worker_id to a number from 0 to %d that no other such server uses and restart the server, or lease one from a registry with uidgen.worker_id_registry.",
-						 (1 << uidgen_settings.worker_bits) - 1)));
 	statefile_check_usable();
 	if (unlikely(statefile_problem() == UIDGEN_STATE_SETTINGS_CHANGED))
 		ereport(ERROR,
@@ -81,6 +75,8 @@ snowflake_check_state(void)
 	pg_read_barrier();
 	if (unlikely(copies_refused()))
 		copies_refuse();
+	if (unlikely(citus_conflict()))
+		citus_refuse_conflict();
 }
 
 /*
@@ -119,8 +115,9 @@ snowflake_next(PG_FUNCTION_ARGS)
 	snowflake_check_state();
 	if (likely(!uidgen_registry_on))
 	{
+		/* without uidgen.worker_id, the one adopted from Citus (durable first) */
+		worker = likely(l->worker_id_set) ? l->worker_id : citus_worker_id();
 		tick = statefile_next_tick(UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
-		worker = l->worker_id;
 	}
 	else
 		tick = snowflake_leased_tick(UINT64CONST(1) << slot_shift, &worker);
@@ -259,12 +256,13 @@ snowflake_at(PG_FUNCTION_ARGS)
 				 errdetail("snowflake_next() issues IDs with worker id %d, leased from the registry; a backfilled ID with it could repeat one of them.",
 						   worker),
 				 errhint("Reserve a worker id in the registry that no server leases, and backfill with it.")));
-	if (!uidgen_registry_on && l->worker_id_set && worker == l->worker_id)
+	if (!uidgen_registry_on && citus_worker_source() != NULL &&
+		worker == statefile_own_worker())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("worker id %d of a backfilled snowflake ID must differ from uidgen.worker_id", worker),
-				 errdetail("snowflake_next() issues IDs with worker id %d; a backfilled ID with the same worker id could repeat one of them.",
-						   l->worker_id),
+				 errmsg("worker id %d of a backfilled snowflake ID must differ from this server's worker id", worker),
+				 errdetail("snowflake_next() issues IDs with worker id %d (%s); a backfilled ID with the same worker id could repeat one of them.",
+						   worker, citus_worker_source()),
 				 errhint("Reserve a worker id that no server generates with, and backfill with it.")));
 	if (seq < 0 || seq >= (1 << l->sequence_bits))
 		ereport(ERROR,

@@ -23,9 +23,10 @@
 #include "core/settings.h"
 #include "core/shmem.h"
 #include "core/timeconv.h"
+#include "replicas/citus.h"
 #include "replicas/copies.h"
 
-#define STATUS_COLUMNS 21
+#define STATUS_COLUMNS 22
 
 PG_FUNCTION_INFO_V1(uidgen_status);
 
@@ -47,8 +48,10 @@ status_state(void)
 		return "copy";
 	if (uidgen_registry_on && lease_worker_id() < 0)
 		return "no lease";
-	if (!uidgen_registry_on && !uidgen_settings.worker_id_set)
+	if (citus_worker_source() == NULL)
 		return "no worker id";
+	if (citus_conflict())
+		return "worker id conflict";
 	return "ok";
 }
 
@@ -85,7 +88,7 @@ uidgen_status(PG_FUNCTION_ARGS)
 	last = clock_latest();
 	wall = clock_wall_ticks(true);
 	worker = uidgen_registry_on ? lease_worker_id() :
-		l->worker_id_set ? l->worker_id : -1;
+		citus_worker_source() != NULL ? statefile_own_worker() : -1;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	/* a promotion not settled yet (the keeper does it within a second) */
@@ -135,6 +138,12 @@ uidgen_status(PG_FUNCTION_ARGS)
 	i++;
 	nulls[i] = !uidgen_registry_on || !lease_deadline(&deadline);
 	values[i++] = TimestampTzGetDatum(deadline);
+
+	/* where the worker id comes from: setting, registry, citus */
+	nulls[i] = citus_worker_source() == NULL;
+	if (!nulls[i])
+		values[i] = CStringGetTextDatum(citus_worker_source());
+	i++;
 	Assert(i == STATUS_COLUMNS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -316,6 +316,10 @@ my @expected_added = (
 	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_worker(bigint,timestamp with time zone,integer,integer)',
+	# 0.3.0: Citus (docs/citus.md)
+	'uidgen_citus_check()',
+	'uidgen_citus_refuse(integer[])',
+	'uidgen_citus_worker()',
 	'uidgen_take_over()',
 	'uuid_extract_timestamp(uuid)',
 	'uuid_extract_version(uuid)',
@@ -323,7 +327,7 @@ my @expected_added = (
 	'uuidv7_next()',
 	'uuidv7_next(interval)');
 is(join(' | ', @added), join(' | ', @expected_added),
-	'0.2.0 adds its new functions to those of 0.1.0');
+	'0.2.0 and 0.3.0 add their new functions to those of 0.1.0');
 
 $node->stop;
 done_testing();
