@@ -253,6 +253,8 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 
 		r->outcome = ALLOC_OK;
 		r->requested = n;
+		r->block_size = block_size;
+		r->is_table = true;
 		r->first = next;
 		r->last = next + (n - 1);
 		next = r->last + 1;
@@ -423,9 +425,10 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 	for (int i = 0; i < count; i++)
 	{
 		AllocResult *r = &works[i].result;
-		int64		n = works[i].n > 0 ? works[i].n : block_size;
+		int64		n = works[i].n > 0 && !works[i].for_cache ? works[i].n : block_size;
 
 		r->requested = n;
+		r->block_size = block_size;
 		if (n != block_size)
 			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
 							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
@@ -531,9 +534,15 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	{
 		AllocResult *r = &works[i].result;
 		int64		n = works[i].n > 0 ? works[i].n : block_size;
+		uint64		room = exhausted ? 0 : alloc_room(next, max_value);
 
+		/* a refill of the cache takes what is left, if it is short */
+		if (works[i].for_cache && room > 0 && room < (uint64) n)
+			n = (int64) room;
 		r->requested = n;
-		if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		r->block_size = block_size;
+		r->is_table = true;
+		if (room >= (uint64) n)
 		{
 			r->outcome = ALLOC_OK;
 			r->first = next;

@@ -65,6 +65,9 @@
 #include "core/settings.h"
 #include "blocks/failover.h"
 
+/* How often the allocator looks for cached ranges nobody uses. */
+#define ALLOC_SWEEP_MS 1000
+
 /* Wait event of an idle allocator (compat.h). */
 static uint32 we_idle = 0;
 
@@ -253,6 +256,8 @@ alloc_loop(Oid dbid)
 	MemoryContext roundcxt = AllocSetContextCreate(TopMemoryContext, "uidgen allocator",
 												   ALLOCSET_DEFAULT_SIZES);
 	TimestampTz idle_since = GetCurrentTimestamp();
+	TimestampTz swept = 0;
+	bool		held = false;
 
 	for (;;)
 	{
@@ -268,6 +273,12 @@ alloc_loop(Oid dbid)
 		}
 		if (allocator_exit_requested())
 			return;
+		/* ranges nobody uses go; the allocator stays while any is held */
+		if (TimestampDifferenceExceeds(swept, GetCurrentTimestamp(), ALLOC_SWEEP_MS))
+		{
+			held = cachetable_release_idle(dbid, uidgen_allocator_idle_timeout);
+			swept = GetCurrentTimestamp();
+		}
 		nworks = alloc_collect(dbid, works, max);
 		if (nworks > 0)
 		{
@@ -280,7 +291,7 @@ alloc_loop(Oid dbid)
 			idle_since = GetCurrentTimestamp();
 			continue;
 		}
-		if (alloc_idle_expired(idle_since, &nap) &&
+		if (alloc_idle_expired(idle_since, &nap) && !held &&
 			allocator_retire(dbid, blockcache_has_requests))
 			return;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
