@@ -16,8 +16,15 @@
  * its xmax as the tuple header holds it (a transaction or a MultiXactId),
  * so the allocator never waits on a caller's transaction.
  *
+ * A refill of the shared cache (blockcache.c) of a sequence of strategy
+ * 'table' asks for up to n IDs: if fewer than n are left below max_value
+ * but some are, it takes those (exact exhaustion); with none left it is
+ * answered 2200H like any request.  Each answer carries the row's block size
+ * and strategy, read with the row locked, for the cache.
+ *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
- * (INCREMENT BY its block size) instead of next_block_start: with its row
+ * (INCREMENT BY its block size) instead of next_block_start (a refill of
+ * the cache is one block, as for seq_reserve_block()): with its row
  * locked as above, which keeps seq_advance(), seq_alter() and seq_drop()
  * out, each block is one nextval(), after a check against max_value that
  * records exhaustion in the row like for strategy 'table'.  The WAL record

@@ -14,9 +14,11 @@
  * is durable before anyone sees it: neither a caller's rollback nor a crash
  * can hand it out twice.  A serialization failure, deadlock or SKIP LOCKED
  * race retries the whole transaction; any other error is reported to every
- * requester of the round.  The worker exits after
- * uidgen.allocator_idle_timeout without work, or when its database is
- * dropped.
+ * requester of the round.  About once a second (ALLOC_SWEEP_MS) it frees
+ * the cache entries of its database unused for
+ * uidgen.allocator_idle_timeout (cachetable_release_idle()).  The worker
+ * exits after uidgen.allocator_idle_timeout without work once no entry of
+ * its database holds a range, or when its database is dropped.
  *
  * What is durable before what, in one round (crash points in quotes):
  *	1. the round's UPDATEs of id_sequences, nextval()s with their WAL flushed

@@ -1,16 +1,52 @@
 /*-------------------------------------------------------------------------
  *
  * blockcache.c
- *	  The shared cache behind seq_next(): one entry per (database, sequence)
- *	  holding the range IDs are served from and a spare range fetched ahead.
+ *	  The shared cache behind seq_next() and seq_reserve_block(): one entry
+ *	  per (database, sequence) holding the range IDs are carved from and a
+ *	  spare range fetched ahead (block prefetch).
  *
- * All backends share an entry, so a block is used up by everyone before the
- * next one is needed.  When the current range is half used, the backend
- * that notices asks the allocator (blocks/allocslots.c) for the next one
- * and returns without waiting; the allocator puts it in the entry as the
- * spare.  A caller waits, on the entry's condition variable, only when both
- * ranges are empty.  IDs cached and not used when the server stops are
- * lost: gaps, never repeats, as the ranges were committed when reserved.
+ * All backends share an entry, so a range is used up by everyone before
+ * the next one is needed.  seq_next() carves one ID, seq_reserve_block() of
+ * a sequence of strategy 'table' n consecutive IDs (or the block size), in
+ * shared memory under the entry's mutex: no wake-up, no WAL, no commit.
+ * A sequence of strategy 'sequence' is served by the allocator as before
+ * (whole blocks, one nextval() each): seq_reserve_block() asks it directly,
+ * and only seq_next() uses its entry.
+ *
+ * Refill (Leaf's two segments): once 1/PREFETCH_TRIGGER (10%) of the last
+ * range delivered is carved, the backend that notices asks the allocator
+ * (blocks/allocslots.c) for the next range and returns without waiting.
+ * The allocator commits the range (a committed UPDATE of next_block_start,
+ * synchronous_commit on, so also on synchronous standbys) before it stores
+ * it here; a range that continues the current one is appended to it,
+ * another is kept as the spare.  A caller waits, on the entry's condition
+ * variable, only when what the entry holds is too short for its request;
+ * it then asks for at least its n.  The size of a refill follows demand:
+ * twice the last range if that lasted under PREFETCH_FAST_MS (from one
+ * refill request to the next), half if over PREFETCH_SLOW_MS, never above
+ * PREFETCH_MAX_IDS nor half of uidgen.promotion_skip (so that the skip
+ * after a failover still covers a refill an asynchronous standby missed),
+ * and never below the block size or the request waiting for it.  A refill
+ * takes what is left below max_value if that is less (allocsql.c), so a
+ * request that fits below max_value is served; one that does not gets
+ * 2200H, and the entry then carves nothing more (exhausted is sticky).
+ *
+ * What is durable before what: the range is committed (allocworker.c's
+ * table) before it is stored here; carving is in memory only.  A crash or
+ * an entry freed loses what the entry held: gaps, never repeats.  The
+ * row's next_block_start is the end of what was committed, the carving
+ * position is seq_prefetched()'s next_id (id_sequences_prefetch).
+ *
+ * Invalidation: a change of the row (the trigger on id_sequences), a drop
+ * of the extension or database frees the entry (cachetable.c) and bumps
+ * its incarnation, so that a refill under way for the old row is thrown
+ * away.  seq_alter() and seq_advance() first call seq_unprefetch() with the
+ * row locked FOR UPDATE (which keeps the allocator off it): the entry is
+ * freed under its mutex and the row moved back to the first ID not carved,
+ * if the entry held the IDs up to next_block_start.  An entry unused for
+ * uidgen.allocator_idle_timeout is freed by its database's allocator
+ * (cachetable_release_idle()), which stays until none of its database's
+ * entries holds a range.
  *
  * Which entry holds which sequence, and which entry a new sequence takes,
  * is blocks/cachetable.c's.

@@ -15,7 +15,9 @@
  *
  * What is durable before what, for a caller (crash points in quotes):
  *	1. the range committed by the allocator (allocworker.c's table)
- *	2. seq_reserve_block(): the range answered to this backend
+ *	2. seq_reserve_block(): the range answered to this backend (strategy
+ *	   'sequence'), or carved from the shared cache (strategy 'table',
+ *	   blockcache.c, whose ranges are committed as in 1)
  *	   "reserve-before-return"
  *	3. the range returned to the client
  * and for seq_next(), whose blocks are refills committed the same way:
@@ -26,7 +28,9 @@
  * Everything after 1 is in memory: a crash loses it, a gap.
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
- * off it): one commit, nothing to order.
+ * off it): one commit, nothing to order.  seq_unprefetch() (from
+ * seq_lock_row()) frees the cache entry before that commit: a crash or a
+ * rollback after it leaves next_block_start where it was, a gap.
  *
  * Locking: none here.  The shared state lives in allocslots.c,
  * allocqueue.c, cachetable.c and blockcache.c, and their locks are
@@ -194,7 +198,7 @@ seq_prefetched(PG_FUNCTION_ARGS)
 	CacheReport *reports;
 	int			n;
 
-	shmem_require();
+	/* (without the preload: no rows, so that id_sequences_prefetch works) */
 	InitMaterializedSRF(fcinfo, 0);
 	reports = palloc(sizeof(CacheReport) * cachetable_size());
 	n = blockcache_report(MyDatabaseId, reports, cachetable_size());
@@ -225,7 +229,6 @@ seq_unprefetch(PG_FUNCTION_ARGS)
 	char	   *name = blocks_name_arg(fcinfo);
 	int64		end = PG_GETARG_INT64(1);
 
-	shmem_require();
 	if (strlen(name) >= NAMEDATALEN)
 		PG_RETURN_INT64(end);
 	PG_RETURN_INT64(cachetable_unprefetch(name, end));

@@ -18,7 +18,11 @@
  * dropping a sequence's row (the trigger on id_sequences), dropping the
  * extension or the database frees its entries and bumps their
  * incarnation, so that a refill still under way for the old row is thrown
- * away when it arrives.
+ * away when it arrives.  The allocator frees the entries nobody used for
+ * uidgen.allocator_idle_timeout, and seq_unprefetch() the entry of a
+ * sequence seq_alter() or seq_advance() is changing.  Shared memory: one
+ * CacheEntry (456 bytes on 64-bit platforms) per entry, uidgen.block_cache_entries of
+ * them, whatever the ranges hold.
  *
  * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
  * exclusively, and the entry's mutex are both held to change which sequence
@@ -97,11 +101,11 @@ cachetable_entry(int index)
 	return &cache_shared->entries[index];
 }
 
-/* How many entries the table has. */
+/* How many entries the table has (none if uidgen is not preloaded). */
 int
 cachetable_size(void)
 {
-	return cache_shared->nentries;
+	return cache_shared != NULL ? cache_shared->nentries : 0;
 }
 
 /* The entry of a sequence, or -1.  Lock held. */
@@ -382,6 +386,9 @@ cachetable_unprefetch(const char *name, int64 end)
 	int64		back = end;
 	int			index;
 
+	/* not preloaded: nothing was prefetched (the SQL functions still work) */
+	if (cache_shared == NULL)
+		return end;
 	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 	index = cache_scan(name);
 	if (index >= 0)
