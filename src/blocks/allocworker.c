@@ -296,6 +296,9 @@ alloc_loop(Oid dbid)
 		if (alloc_idle_expired(idle_since, &nap) && !held &&
 			allocator_retire(dbid, blockcache_has_requests))
 			return;
+		/* (idle but holding ranges: the next sweep, not a busy loop) */
+		if (held)
+			nap = ALLOC_SWEEP_MS;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 nap, uidgen_wait_event(&we_idle, "UidgenAllocatorMain"));
 	}

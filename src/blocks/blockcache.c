@@ -242,7 +242,8 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 			failures_seen = e->failures;
 			started = true;
 		}
-		e->want = Max(e->want, n);
+		/* (one ID: any refill will do, the block size by default) */
+		e->want = Max(e->want, n > 1 ? n : 0);
 		if (e->refill == REFILL_IDLE)
 		{
 			e->refill = REFILL_REQUESTED;
