@@ -16,18 +16,15 @@
  * its xmax as the tuple header holds it (a transaction or a MultiXactId),
  * so the allocator never waits on a caller's transaction.
  *
- * A refill of the shared cache (blockcache.c) of a sequence of strategy
- * 'table' asks for up to n IDs: if fewer than n are left below max_value
- * but some are, it takes those (exact exhaustion); with none left it is
- * answered 2200H like any request.  Each answer carries the row's block size
- * and strategy, read with the row locked, for the cache.
+ * A refill of the cache (blockcache.c) takes up to n IDs: what is left
+ * below max_value if less, 2200H if none.  Answers carry the row's block
+ * size and strategy, for the cache.
  *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
- * (INCREMENT BY its block size) instead of next_block_start (a refill of
- * the cache is one block, as for seq_reserve_block()): with its row
- * locked as above, which keeps seq_advance(), seq_alter() and seq_drop()
- * out, each block is one nextval(), after a check against max_value that
- * records exhaustion in the row like for strategy 'table'.  The WAL record
+ * (INCREMENT BY its block size; a cache refill is one block) instead of
+ * next_block_start: with its row locked as above, which keeps seq_advance(),
+ * seq_alter() and seq_drop() out, each block is one nextval(), after a check
+ * against max_value that records exhaustion in the row as for 'table'.  The WAL record
  * that covers the values (nextval() logs 32 ahead, and then the transaction
  * commits without flushing anything) is flushed before the commit
  * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
@@ -544,8 +541,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		uint64		room = exhausted ? 0 : alloc_room(next, max_value);
 
 		/* a refill of the cache takes what is left, if it is short */
-		if (works[i].for_cache && room > 0 && room < (uint64) n)
-			n = (int64) room;
+		n = works[i].for_cache && room > 0 ? Min(n, (int64) room) : n;
 		r->requested = n;
 		r->block_size = block_size;
 		r->is_table = true;
