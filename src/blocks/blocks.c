@@ -29,8 +29,9 @@
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
  * off it): one commit, nothing to order.  seq_unprefetch() (from
- * seq_lock_row()) frees the cache entry before that commit: a crash or a
- * rollback after it leaves next_block_start where it was, a gap.
+ * seq_lock_row()) frees the cache entry before that commit: a crash
+ * ("unprefetch-after-release") or a rollback after it leaves
+ * next_block_start where it was, a gap.
  *
  * Locking: none here.  The shared state lives in allocslots.c,
  * allocqueue.c, cachetable.c and blockcache.c, and their locks are
@@ -229,9 +230,13 @@ seq_unprefetch(PG_FUNCTION_ARGS)
 	char	   *name = blocks_name_arg(fcinfo);
 	int64		end = PG_GETARG_INT64(1);
 
+	int64		back;
+
 	if (strlen(name) >= NAMEDATALEN)
 		PG_RETURN_INT64(end);
-	PG_RETURN_INT64(cachetable_unprefetch(name, end));
+	back = cachetable_unprefetch(name, end);
+	CRASH_POINT("unprefetch-after-release");
+	PG_RETURN_INT64(back);
 }
 
 /* The value of column "name" of a row of id_sequences, or NULL. */

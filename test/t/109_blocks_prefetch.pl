@@ -9,7 +9,9 @@
 #    is handed out twice, and every ID handed out lies below the row's
 #    next_block_start.
 # 2. A sequence nobody uses holds no range after
-#    uidgen.allocator_idle_timeout, and its allocator leaves then.
+#    uidgen.allocator_idle_timeout, and its allocator leaves then.  A kill -9
+#    where seq_advance() has freed the cache entry and not yet moved the row
+#    back hands nothing out twice.
 # 3. Synchronous replication: the commit of every refill is waited for, so
 #    a synchronous standby promoted with uidgen.promotion_skip = 0 (no skip
 #    to hide a loss) hands out nothing the old primary handed out before it
@@ -28,6 +30,7 @@ use UidgenTest;
 my $node = uidgen_node('prefetch',
 	init => { allows_streaming => 1 },
 	'uidgen.allocator_idle_timeout' => '2s',
+	restart_after_crash => 'on',
 	log_statement => 'none');
 $node->safe_psql('postgres', q{SELECT seq_create('pf', block_size => 100)});
 
@@ -97,6 +100,23 @@ ok($node->poll_query_until('postgres', q{
 	'and its allocator leaves');
 my @after = @{ seq_blocks($node, 'postgres', 'pf', 20) };
 is(range_overlap(\@got, \@after), 0, 'what comes after the release was never handed out');
+
+######## 2a. kill -9 where seq_advance() has freed the cache entry and not
+# yet moved the row back (crash point "unprefetch-after-release")
+$clients = start_clients($node,
+	("SELECT first_id, last_id FROM seq_reserve_block('pf', 1000);\n" x 20000) x 2);
+wait_for_lines(50, map { $_->{out} } @$clients)
+  or die 'the clients received nothing';
+my $offset = -s $node->logfile;
+set_crash_point($node, 'unprefetch-after-release');
+$node->psql('postgres', "SELECT seq_advance('pf', 0)", on_error_die => 0);
+wait_crash_restart($node, 'unprefetch-after-release', $offset);
+set_crash_point($node, '');
+stop_clients($clients, 60);
+push @got, @after, ranges_of(client_lines($clients));
+@after = @{ seq_blocks($node, 'postgres', 'pf', 20) };
+is(range_overlap(\@got, \@after), 0,
+	'kill -9 after seq_advance() freed the cache entry: no ID handed out twice');
 
 ######## 3. synchronous replication loses no refill
 $node->backup('b');
