@@ -8,6 +8,7 @@
 #   seq_reserve_block() on one of strategy 'sequence' (a native sequence,
 #   one nextval() per block in the allocator);
 #   seq_next() against nextval() on a CACHE 1 sequence;
+# and, as the ceiling of any call through pgbench, SELECT 1;
 # and prints calls per second and the ratios, with the goals of issue 20
 # (>= 1x nextval() INCREMENT 1000 at 1 and 8 clients, >= 10x the anchor at
 # 1 client, seq_next() >= 1.5x nextval() CACHE 1).
@@ -59,7 +60,7 @@ pgbench -n -M prepared -T 1 -c 2 -j 2 -f "$here/blocks_seq_next.sql" >/dev/null 
 # best run kept: a shared machine's noise only ever slows a run down.
 declare -A best
 for round in $(seq "${BENCH_ROUNDS:-3}"); do
-    for m in anchor:blocks_anchor nv1000:blocks_nextval1000 reserve:blocks_reserve \
+    for m in select1:blocks_select1 anchor:blocks_anchor nv1000:blocks_nextval1000 reserve:blocks_reserve \
              seqres:blocks_reserve_seq nextval:blocks_nextval seqnext:blocks_seq_next; do
         for c in 1 8; do
             tps=$(run "${m#*:}.sql" "$c")
@@ -67,6 +68,7 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
         done
     done
 done
+select1_1=${best[select11]} select1_8=${best[select18]}
 anchor1=${best[anchor1]} anchor8=${best[anchor8]}
 nv1000_1=${best[nv10001]} nv1000_8=${best[nv10008]}
 reserve1=${best[reserve1]} reserve8=${best[reserve8]}
@@ -86,6 +88,7 @@ vs() {
 }
 
 printf '%-46s %12s %12s\n' "calls per second (best of ${BENCH_ROUNDS:-3} x ${secs}s)" "1 client" "8 clients"
+row "ceiling: SELECT 1" "$select1_1" "$select1_8"
 row "anchor: UPDATE ... RETURNING 1000" "$anchor1" "$anchor8"
 row "nextval() INCREMENT 1000" "$nv1000_1" "$nv1000_8"
 row "seq_reserve_block(name, 1000), 'table'" "$reserve1" "$reserve8"
@@ -99,6 +102,7 @@ printf '%-46s %12s %12s  goal >= 10x: %s (1)\n' "seq_reserve_block() / anchor" "
     "$(ratio "$reserve8" "$anchor8")x" "$(goal "$r" 10)"
 vs "'sequence' / nextval() INCREMENT 1000" "$seqres1" "$seqres8" "$nv1000_1" "$nv1000_8"
 vs "seq_next() / nextval() CACHE 1" "$seqnext1" "$seqnext8" "$nextval1" "$nextval8" 1.5
+vs "seq_reserve_block() / SELECT 1" "$reserve1" "$reserve8" "$select1_1" "$select1_8"
 
 "${PSQL[@]}" >/dev/null <<'SQL'
 DROP TABLE uidgen_bench_anchor;

@@ -229,7 +229,6 @@ seq_unprefetch(PG_FUNCTION_ARGS)
 {
 	char	   *name = blocks_name_arg(fcinfo);
 	int64		end = PG_GETARG_INT64(1);
-
 	int64		back;
 
 	if (strlen(name) >= NAMEDATALEN)

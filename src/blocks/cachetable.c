@@ -21,8 +21,8 @@
  * away when it arrives.  The allocator frees the entries nobody used for
  * uidgen.allocator_idle_timeout, and seq_unprefetch() the entry of a
  * sequence seq_alter() or seq_advance() is changing.  Shared memory: one
- * CacheEntry (456 bytes on 64-bit platforms) per entry, uidgen.block_cache_entries of
- * them, whatever the ranges hold.
+ * CacheEntry (456 bytes on 64-bit platforms) per entry,
+ * uidgen.block_cache_entries of them, whatever the ranges hold.
  *
  * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
  * exclusively, and the entry's mutex are both held to change which sequence
@@ -362,9 +362,11 @@ cachetable_release_idle(Oid dbid, int timeout_s)
 		SpinLockAcquire(&e->mutex);
 		idle = e->refill == REFILL_IDLE && e->last_used < cutoff;
 		holds = e->cur_left > 0 || e->spare_count > 0;
+		if (idle)
+			cache_release_locked(e);
 		SpinLockRelease(&e->mutex);
 		if (idle)
-			cache_release(e);
+			ConditionVariableBroadcast(&e->cv);
 		else
 			held |= holds;
 	}
