@@ -38,13 +38,15 @@ SELECT next_block_start, exhausted FROM id_sequences WHERE name = 'pf';
 SELECT seq_create('pfx', block_size => 1000, max_value => 2500);
 SELECT * FROM seq_reserve_block('pfx');
 SELECT * FROM seq_reserve_block('pfx', 1000);
-SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('pfx', 501)$$);
+-- (the range prefetched for it was cut at max_value: 2001..2500)
+SELECT * FROM seq_reserve_block('pfx', 400);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('pfx', 101)$$);
 -- sticky, as before: after a 2200H nothing more is served...
 SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('pfx', 1)$$);
 SELECT exhausted FROM id_sequences WHERE name = 'pfx';
--- ...until max_value is raised, which gives the 500 IDs left back
+-- ...until max_value is raised, which gives the 100 IDs left back
 SELECT seq_alter('pfx', max_value => 2600);
-SELECT * FROM seq_reserve_block('pfx', 600);
+SELECT * FROM seq_reserve_block('pfx', 200);
 SELECT pg_temp.err($$SELECT seq_next('pfx')$$);
 -- seq_next() too ends exactly at max_value
 SELECT seq_create('pfn', block_size => 7, max_value => 10);
