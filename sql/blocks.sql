@@ -102,7 +102,9 @@ SELECT * FROM seq_reserve_block('orders');
 SELECT * FROM seq_reserve_block('orders', 1);
 SELECT seq_reserve_block('orders', 5);
 SELECT last_id - first_id + 1 AS ids FROM seq_reserve_block('orders', 1000000000);
-SELECT next_block_start FROM id_sequences WHERE name = 'orders';
+-- the next ID to hand out; the row's next_block_start may lie ahead of it
+SELECT next_id, next_block_start >= next_id AS durable_ahead
+  FROM id_sequences_prefetch WHERE name = 'orders';
 SELECT * FROM seq_reserve_block('neg', 2);
 SELECT * FROM seq_reserve_block('neg');
 SELECT * FROM seq_reserve_block('orders', NULL);
@@ -227,7 +229,8 @@ SELECT seq_create('pk2', block_size => 100);
 SELECT seq_next('pk2');
 SELECT seq_advance('pk2', 1000);
 SELECT seq_next('pk2');
-SELECT seq_alter('pk2', max_value => 1150);
+-- (max_value down to the last ID handed out: whatever was cached is gone)
+SELECT seq_alter('pk2', max_value => 1001);
 SELECT pg_temp.err($$SELECT seq_next('pk2')$$);
 SELECT next_block_start, exhausted FROM id_sequences WHERE name = 'pk2';
 SELECT seq_alter('pk2', block_size => 50, max_value => 1150);

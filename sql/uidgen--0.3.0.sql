@@ -174,10 +174,13 @@ REVOKE ALL ON FUNCTION uidgen_take_over() FROM PUBLIC;
 
 -- Block sequences ----------------------------------------------------------
 
--- One row per named sequence.  next_block_start is the next ID not handed
--- out yet (strategy 'table'; for 'sequence', the native sequence named in
--- "sequence" holds the position); only the allocator worker and the
--- functions below write it, and never downwards.  The names fit a shared-memory slot (63 bytes).
+-- One row per named sequence.  next_block_start is the end of the IDs
+-- reserved (strategy 'table'; for 'sequence', the native sequence named in
+-- "sequence" holds the position): the next ID not handed out yet, or past
+-- the IDs the shared cache holds ahead (see id_sequences_prefetch).  Only
+-- the allocator worker and the functions below write it, never below an ID
+-- handed out (seq_lock_row() moves it back over IDs prefetched and not
+-- handed out).  The names fit a shared-memory slot (63 bytes).
 CREATE TABLE id_sequences (
     name text PRIMARY KEY
         CONSTRAINT id_sequences_name_check
@@ -350,12 +353,22 @@ CREATE FUNCTION seq_lock_row(name text) RETURNS id_sequences
     AS $$
 DECLARE
     cur @extschema@.id_sequences;
+    back bigint;
 BEGIN
     SELECT * INTO cur FROM @extschema@.id_sequences AS s
         WHERE s.name = seq_lock_row.name FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
             USING ERRCODE = 'undefined_object';
+    END IF;
+    -- the IDs prefetched and not handed out go back to the row (block prefetch)
+    IF cur.strategy = 'table' THEN
+        back := @extschema@.seq_unprefetch(cur.name, cur.next_block_start);
+        IF back < cur.next_block_start THEN
+            UPDATE @extschema@.id_sequences AS s SET next_block_start = back
+                WHERE s.name = seq_lock_row.name;
+            cur.next_block_start := back;
+        END IF;
     END IF;
     RETURN cur;
 END;
@@ -479,6 +492,41 @@ CREATE FUNCTION seq_reserve_block(name text)
 CREATE FUNCTION seq_next(name text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'seq_next'
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- block prefetch ------------------------------------------------------------
+
+-- What the shared cache holds per sequence of this database: the next ID
+-- seq_next() or seq_reserve_block() carves (NULL: it never held a range), how many
+-- IDs are held ahead of it (committed ranges: next_block_start of
+-- id_sequences is their end), what the next refill asks for, and when the
+-- sequence was last used.  Read from shared memory, not transactional.
+CREATE FUNCTION seq_prefetched(OUT name text, OUT next_id bigint,
+                               OUT reserved_ahead bigint, OUT refill_size bigint,
+                               OUT last_used timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'seq_prefetched'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- Gives back to the row of a sequence of strategy 'table' what the shared
+-- cache prefetched and did not hand out: frees its entry and returns the
+-- first ID not carved if the cache held the IDs up to next_block_start
+-- (else next_block_start).  Only for seq_lock_row(), with the row locked.
+CREATE FUNCTION seq_unprefetch(name text, next_block_start bigint) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'seq_unprefetch'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION seq_unprefetch(text, bigint) FROM PUBLIC;
+
+-- id_sequences with the carving position: next_id is the next ID handed
+-- out, next_block_start the durable end, reserved_ahead what lies between
+-- (lost as a gap if the server stops), like last_value and log_cnt of a
+-- sequence.
+CREATE VIEW id_sequences_prefetch AS
+    SELECT s.name, s.strategy, s.next_block_start, p.next_id,
+           coalesce(p.reserved_ahead, 0) AS reserved_ahead, p.refill_size, p.last_used
+      FROM @extschema@.id_sequences AS s
+      LEFT JOIN @extschema@.seq_prefetched() AS p ON p.name = s.name;
+
+GRANT SELECT ON id_sequences_prefetch TO PUBLIC;
 
 -- Notices at creation ------------------------------------------------------
 

@@ -16,11 +16,15 @@
  * its xmax as the tuple header holds it (a transaction or a MultiXactId),
  * so the allocator never waits on a caller's transaction.
  *
+ * A refill of the cache (blockcache.c) takes up to n IDs: what is left
+ * below max_value if less, 2200H if none.  Answers carry the row's block
+ * size and strategy, for the cache.
+ *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
- * (INCREMENT BY its block size) instead of next_block_start: with its row
- * locked as above, which keeps seq_advance(), seq_alter() and seq_drop()
- * out, each block is one nextval(), after a check against max_value that
- * records exhaustion in the row like for strategy 'table'.  The WAL record
+ * (INCREMENT BY its block size; a cache refill is one block) instead of
+ * next_block_start: with its row locked as above, which keeps seq_advance(),
+ * seq_alter() and seq_drop() out, each block is one nextval(), after a check
+ * against max_value that records exhaustion in the row as for 'table'.  The WAL record
  * that covers the values (nextval() logs 32 ahead, and then the transaction
  * commits without flushing anything) is flushed before the commit
  * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
@@ -253,6 +257,8 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 
 		r->outcome = ALLOC_OK;
 		r->requested = n;
+		r->block_size = block_size;
+		r->is_table = true;
 		r->first = next;
 		r->last = next + (n - 1);
 		next = r->last + 1;
@@ -423,9 +429,10 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 	for (int i = 0; i < count; i++)
 	{
 		AllocResult *r = &works[i].result;
-		int64		n = works[i].n > 0 ? works[i].n : block_size;
+		int64		n = works[i].n > 0 && !works[i].for_cache ? works[i].n : block_size;
 
 		r->requested = n;
+		r->block_size = block_size;
 		if (n != block_size)
 			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
 							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
@@ -531,9 +538,14 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	{
 		AllocResult *r = &works[i].result;
 		int64		n = works[i].n > 0 ? works[i].n : block_size;
+		uint64		room = exhausted ? 0 : alloc_room(next, max_value);
 
+		/* a refill of the cache takes what is left, if it is short */
+		n = works[i].for_cache && room > 0 ? Min(n, (int64) room) : n;
 		r->requested = n;
-		if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		r->block_size = block_size;
+		r->is_table = true;
+		if (room >= (uint64) n)
 		{
 			r->outcome = ALLOC_OK;
 			r->first = next;

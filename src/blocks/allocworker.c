@@ -14,9 +14,11 @@
  * is durable before anyone sees it: neither a caller's rollback nor a crash
  * can hand it out twice.  A serialization failure, deadlock or SKIP LOCKED
  * race retries the whole transaction; any other error is reported to every
- * requester of the round.  The worker exits after
- * uidgen.allocator_idle_timeout without work, or when its database is
- * dropped.
+ * requester of the round.  About once a second (ALLOC_SWEEP_MS) it frees
+ * the cache entries of its database unused for
+ * uidgen.allocator_idle_timeout (cachetable_release_idle()).  The worker
+ * exits after uidgen.allocator_idle_timeout without work once no entry of
+ * its database holds a range, or when its database is dropped.
  *
  * What is durable before what, in one round (crash points in quotes):
  *	1. the round's UPDATEs of id_sequences, nextval()s with their WAL flushed
@@ -64,6 +66,9 @@
 #include "core/crashpoint.h"
 #include "core/settings.h"
 #include "blocks/failover.h"
+
+/* How often the allocator looks for cached ranges nobody uses. */
+#define ALLOC_SWEEP_MS 1000
 
 /* Wait event of an idle allocator (compat.h). */
 static uint32 we_idle = 0;
@@ -253,6 +258,8 @@ alloc_loop(Oid dbid)
 	MemoryContext roundcxt = AllocSetContextCreate(TopMemoryContext, "uidgen allocator",
 												   ALLOCSET_DEFAULT_SIZES);
 	TimestampTz idle_since = GetCurrentTimestamp();
+	TimestampTz swept = 0;
+	bool		held = false;
 
 	for (;;)
 	{
@@ -268,6 +275,12 @@ alloc_loop(Oid dbid)
 		}
 		if (allocator_exit_requested())
 			return;
+		/* ranges nobody uses go; the allocator stays while any is held */
+		if (TimestampDifferenceExceeds(swept, GetCurrentTimestamp(), ALLOC_SWEEP_MS))
+		{
+			held = cachetable_release_idle(dbid, uidgen_allocator_idle_timeout);
+			swept = GetCurrentTimestamp();
+		}
 		nworks = alloc_collect(dbid, works, max);
 		if (nworks > 0)
 		{
@@ -280,9 +293,12 @@ alloc_loop(Oid dbid)
 			idle_since = GetCurrentTimestamp();
 			continue;
 		}
-		if (alloc_idle_expired(idle_since, &nap) &&
+		if (alloc_idle_expired(idle_since, &nap) && !held &&
 			allocator_retire(dbid, blockcache_has_requests))
 			return;
+		/* (idle but holding ranges: the next sweep, not a busy loop) */
+		if (held)
+			nap = ALLOC_SWEEP_MS;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 nap, uidgen_wait_event(&we_idle, "UidgenAllocatorMain"));
 	}

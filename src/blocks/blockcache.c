@@ -1,16 +1,52 @@
 /*-------------------------------------------------------------------------
  *
  * blockcache.c
- *	  The shared cache behind seq_next(): one entry per (database, sequence)
- *	  holding the range IDs are served from and a spare range fetched ahead.
+ *	  The shared cache behind seq_next() and seq_reserve_block(): one entry
+ *	  per (database, sequence) holding the range IDs are carved from and a
+ *	  spare range fetched ahead (block prefetch).
  *
- * All backends share an entry, so a block is used up by everyone before the
- * next one is needed.  When the current range is half used, the backend
- * that notices asks the allocator (blocks/allocslots.c) for the next one
- * and returns without waiting; the allocator puts it in the entry as the
- * spare.  A caller waits, on the entry's condition variable, only when both
- * ranges are empty.  IDs cached and not used when the server stops are
- * lost: gaps, never repeats, as the ranges were committed when reserved.
+ * All backends share an entry, so a range is used up by everyone before
+ * the next one is needed.  seq_next() carves one ID, seq_reserve_block() of
+ * a sequence of strategy 'table' n consecutive IDs (or the block size), in
+ * shared memory under the entry's mutex: no wake-up, no WAL, no commit.
+ * A sequence of strategy 'sequence' is served by the allocator as before
+ * (whole blocks, one nextval() each): seq_reserve_block() asks it directly,
+ * and only seq_next() uses its entry.
+ *
+ * Refill (Leaf's two segments): once 1/PREFETCH_TRIGGER (10%) of the last
+ * range delivered is carved, the backend that notices asks the allocator
+ * (blocks/allocslots.c) for the next range and returns without waiting.
+ * The allocator commits the range (a committed UPDATE of next_block_start,
+ * synchronous_commit on, so also on synchronous standbys) before it stores
+ * it here; a range that continues the current one is appended to it,
+ * another is kept as the spare.  A caller waits, on the entry's condition
+ * variable, only when what the entry holds is too short for its request;
+ * it then asks for at least its n.  The size of a refill follows demand:
+ * twice the last range if that lasted under PREFETCH_FAST_MS (from one
+ * refill request to the next), half if over PREFETCH_SLOW_MS, never above
+ * PREFETCH_MAX_IDS nor half of uidgen.promotion_skip (so that the skip
+ * after a failover still covers a refill an asynchronous standby missed),
+ * and never below the block size or the request waiting for it.  A refill
+ * takes what is left below max_value if that is less (allocsql.c), so a
+ * request that fits below max_value is served; one that does not gets
+ * 2200H, and the entry then carves nothing more (exhausted is sticky).
+ *
+ * What is durable before what: the range is committed (allocworker.c's
+ * table) before it is stored here; carving is in memory only.  A crash or
+ * an entry freed loses what the entry held: gaps, never repeats.  The
+ * row's next_block_start is the end of what was committed, the carving
+ * position is seq_prefetched()'s next_id (id_sequences_prefetch).
+ *
+ * Invalidation: a change of the row (the trigger on id_sequences), a drop
+ * of the extension or database frees the entry (cachetable.c) and bumps
+ * its incarnation, so that a refill under way for the old row is thrown
+ * away.  seq_alter() and seq_advance() first call seq_unprefetch() with the
+ * row locked FOR UPDATE (which keeps the allocator off it): the entry is
+ * freed under its mutex and the row moved back to the first ID not carved,
+ * if the entry held the IDs up to next_block_start.  An entry unused for
+ * uidgen.allocator_idle_timeout is freed by its database's allocator
+ * (cachetable_release_idle()), which stays until none of its database's
+ * entries holds a range.
  *
  * Which entry holds which sequence, and which entry a new sequence takes,
  * is blocks/cachetable.c's.
@@ -41,32 +77,68 @@
 #include "core/settings.h"
 
 #define CACHE_CHECK_MS 1000
+/* The largest range a refill asks for, whatever the rate (and skip / 2). */
+#define PREFETCH_MAX_IDS (INT64CONST(1) << 22)
+/* Ranges used up faster than this double, slower than PREFETCH_SLOW_MS halve. */
+#define PREFETCH_FAST_MS 1000
+#define PREFETCH_SLOW_MS 10000
+/* The next range is asked for once 1/PREFETCH_TRIGGER of the last is used. */
+#define PREFETCH_TRIGGER 10
 
 /* Wait event of a backend waiting for a refill (compat.h). */
 static uint32 we_refill = 0;
 
 /*
- * Serve one ID from the entry, moving to the spare range if needed.  Sets
- * *kick when the spare should be fetched now.  Mutex held.
+ * Size the next refill by the time the last range lasted (from one refill
+ * request to the next), never above PREFETCH_MAX_IDS nor half of
+ * uidgen.promotion_skip.  Mutex held.
+ */
+static void
+cache_adapt(CacheEntry *e)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int64		cap = Min(PREFETCH_MAX_IDS, (int64) uidgen_promotion_skip / 2);
+	long		lasted = TimestampDifferenceMilliseconds(e->range_at, now);
+	int64		step = e->range_count;
+
+	if (lasted < PREFETCH_FAST_MS)
+		step = step * 2;
+	else if (lasted > PREFETCH_SLOW_MS)
+		step = step / 2;
+	e->step = Min(step, cap);
+	e->range_at = now;
+}
+
+/*
+ * Carve n IDs (0: the block size) from the entry, moving to the spare range
+ * if the current one is too short (its rest is a gap).  Sets *first and
+ * *count, and *kick when the next range should be fetched now.  Mutex held.
  */
 static bool
-cache_take(CacheEntry *e, int64 *id, bool *kick)
+cache_take(CacheEntry *e, int64 n, int64 *first, int64 *count, bool *kick)
 {
-	if (e->cur_left == 0 && e->spare_count > 0)
+	int64		need = n > 0 ? n : e->block_size;
+
+	if (e->cur_left < need && e->spare_count > 0)
 	{
 		e->cur_next = e->spare_first;
 		e->cur_left = e->spare_count;
-		e->refill_at = e->spare_first + e->spare_count / 2;
+		e->refill_at = e->spare_first + e->spare_count / PREFETCH_TRIGGER;
 		e->spare_count = 0;
 	}
-	if (e->cur_left == 0)
+	if (need == 0 || e->cur_left < need || e->exhausted)
 		return false;
-	*id = e->cur_next++;
-	e->cur_left--;
+	*first = e->cur_next;
+	*count = need;
+	e->cur_next += need;
+	e->cur_left -= need;
 	e->last_used = GetCurrentStatementStartTimestamp();
-	*kick = e->spare_count == 0 && e->refill == REFILL_IDLE && *id >= e->refill_at;
+	*kick = e->spare_count == 0 && e->refill == REFILL_IDLE && e->cur_next > e->refill_at;
 	if (*kick)
+	{
 		e->refill = REFILL_REQUESTED;
+		cache_adapt(e);
+	}
 	return true;
 }
 
@@ -105,9 +177,14 @@ cache_timeout(const char *name)
 			 errhint("Look for \"uidgen allocator\" in the server log and in pg_stat_activity, and for sessions holding a lock on table id_sequences.")));
 }
 
-/* Wait until the entry has an ID for us; the mutex is not held. */
-static void
-cache_wait(int *index, const char *name, Oid funcid, int64 *id)
+/*
+ * Wait until the entry has n IDs for us (see cache_take); the mutex is not
+ * held.  For seq_reserve_block() (reserve), false if the sequence turns out
+ * to be of strategy 'sequence'.
+ */
+static bool
+cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
+		   int64 *first, int64 *count)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   uidgen_block_timeout);
@@ -129,17 +206,25 @@ cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 			started = false;	/* failures are counted per entry */
 			continue;
 		}
-		if (cache_take(e, id, &kick))
+		if (reserve && !e->is_table)
+		{
+			SpinLockRelease(&e->mutex);
+			ConditionVariableCancelSleep();
+			return false;
+		}
+		if (cache_take(e, n, first, count, &kick))
 		{
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
 			if (kick)
 				(void) allocator_wake(MyDatabaseId, false);
-			return;
+			return true;
 		}
 		if (started && e->failures != failures_seen)
 		{
 			failure = e->failure;
+			/* the caller's request, not the refill's */
+			failure.requested = n > 0 ? n : failure.requested;
 			failures_seen = e->failures;
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
@@ -157,6 +242,8 @@ cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 			failures_seen = e->failures;
 			started = true;
 		}
+		/* (one ID: any refill will do, the block size by default) */
+		e->want = Max(e->want, n > 1 ? n : 0);
 		if (e->refill == REFILL_IDLE)
 		{
 			e->refill = REFILL_REQUESTED;
@@ -176,13 +263,17 @@ cache_wait(int *index, const char *name, Oid funcid, int64 *id)
 	}
 }
 
-/* seq_next(): one ID of a sequence, from the shared cache (see cache_find). */
-int64
-blockcache_next(const char *name, Oid funcid)
+/*
+ * n IDs (0: the block size) of a sequence from the shared cache: *first and
+ * *count.  For seq_reserve_block() (reserve), false if the sequence is of
+ * strategy 'sequence', whose blocks the caller asks the allocator for.
+ */
+static bool
+cache_get(const char *name, Oid funcid, int64 n, bool reserve,
+		  int64 *first, int64 *count)
 {
 	int			index;
 	CacheEntry *e;
-	int64		id;
 	bool		kick;
 
 	if (strlen(name) >= NAMEDATALEN)
@@ -194,16 +285,73 @@ blockcache_next(const char *name, Oid funcid)
 	index = cachetable_lookup(name, funcid);
 	e = cachetable_entry(index);
 	SpinLockAcquire(&e->mutex);
-	if (cachetable_is(e, name) && cache_take(e, &id, &kick))
+	if (cachetable_is(e, name) && (e->is_table || !reserve) &&
+		cache_take(e, n, first, count, &kick))
 	{
 		SpinLockRelease(&e->mutex);
 		if (kick)
 			(void) allocator_wake(MyDatabaseId, false);
-		return id;
+		return true;
 	}
 	SpinLockRelease(&e->mutex);
-	cache_wait(&index, name, funcid, &id);
+	return cache_wait(&index, name, funcid, n, reserve, first, count);
+}
+
+/* seq_next(): one ID of a sequence, from the shared cache. */
+int64
+blockcache_next(const char *name, Oid funcid)
+{
+	int64		id;
+	int64		count;
+
+	(void) cache_get(name, funcid, 1, false, &id, &count);
 	return id;
+}
+
+/*
+ * seq_reserve_block() of a sequence of strategy 'table': n IDs (0: the
+ * block size) carved from the shared cache into *res; false if the
+ * sequence is of strategy 'sequence'.
+ */
+bool
+blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res)
+{
+	int64		count;
+
+	if (!cache_get(name, funcid, n, true, &res->first, &count))
+		return false;
+	res->outcome = ALLOC_OK;
+	res->requested = count;
+	res->last = res->first + (count - 1);
+	return true;
+}
+
+/* What the database's entries hold, for seq_prefetched(); how many. */
+int
+blockcache_report(Oid dbid, CacheReport *out, int max)
+{
+	int			n = 0;
+
+	for (int i = 0; i < cachetable_size() && n < max; i++)
+	{
+		CacheEntry *e = cachetable_entry(i);
+		CacheReport *r = &out[n];
+
+		SpinLockAcquire(&e->mutex);
+		if (e->dbid == dbid)
+		{
+			strlcpy(r->name, e->name, NAMEDATALEN);
+			r->known = e->block_size > 0;
+			r->next_id = e->cur_left == 0 && e->spare_count > 0 ?
+				e->spare_first : e->cur_next;
+			r->ahead = e->cur_left + e->spare_count;
+			r->refill = Max(e->step, e->block_size);
+			r->last_used = e->last_used;
+			n++;
+		}
+		SpinLockRelease(&e->mutex);
+	}
+	return n;
 }
 
 /* Does any entry of the database wait for a refill?  (A hint, no lock.) */
@@ -241,6 +389,8 @@ blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max)
 			e->refill_ticket = e->incarnation;
 			memset(w, 0, sizeof(AllocWork));
 			strlcpy(w->name, e->name, NAMEDATALEN);
+			w->n = Max(Max(e->step, e->want), e->block_size);
+			e->want = 0;
 			w->for_cache = true;
 			w->index = i;
 			w->ticket = e->incarnation;
@@ -262,21 +412,38 @@ blockcache_deliver(const AllocWork *w)
 	if (e->refill == REFILL_TAKEN && e->incarnation == w->ticket &&
 		e->refill_ticket == w->ticket)
 	{
-		if (r->outcome == ALLOC_OK && e->cur_left == 0 && e->spare_count == 0)
+		int64		count = r->last - r->first + 1;
+
+		if (r->outcome == ALLOC_OK)
 		{
-			e->cur_next = r->first;
-			e->cur_left = r->last - r->first + 1;
-			e->refill_at = r->first + e->cur_left / 2;
+			e->is_table = r->is_table;
+			e->block_size = r->block_size;
+			e->range_count = count;
+		}
+		if (r->outcome == ALLOC_OK &&
+			(e->cur_left == 0 || e->cur_next + e->cur_left == r->first))
+		{
+			/* the current range, or its continuation: one range */
+			if (e->cur_left == 0)
+				e->cur_next = r->first;
+			e->cur_left += count;
+			e->refill_at = r->first + count / PREFETCH_TRIGGER;
 		}
 		else if (r->outcome == ALLOC_OK && e->spare_count == 0)
 		{
 			e->spare_first = r->first;
-			e->spare_count = r->last - r->first + 1;
+			e->spare_count = count;
 		}
 		else if (r->outcome != ALLOC_OK)
 		{
 			e->failures++;
 			e->failure = *r;
+			/*
+			 * exhausted is sticky, as in the row: nothing more is served;
+			 * what is held may go back to the row (cachetable_unprefetch())
+			 */
+			if (r->outcome == ALLOC_EXHAUSTED)
+				e->exhausted = true;
 		}
 		e->refill = REFILL_IDLE;
 	}

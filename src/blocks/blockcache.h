@@ -11,9 +11,24 @@
 #ifndef UIDGEN_BLOCKCACHE_H
 #define UIDGEN_BLOCKCACHE_H
 
+#include "datatype/timestamp.h"
+
 #include "blocks/reservation.h"
 
+/* What an entry holds, for seq_prefetched(). */
+typedef struct CacheReport
+{
+	char		name[NAMEDATALEN];
+	bool		known;			/* has it held a range? */
+	int64		next_id;		/* the next ID it carves (if known) */
+	int64		ahead;			/* IDs held: the current and spare range */
+	int64		refill;			/* IDs the next refill asks for (0: a block) */
+	TimestampTz last_used;
+} CacheReport;
+
+extern int	blockcache_report(Oid dbid, CacheReport *out, int max);
 extern int64 blockcache_next(const char *name, Oid funcid);
+extern bool blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
 extern void blockcache_deliver(const AllocWork *work);
 extern bool blockcache_has_requests(Oid dbid);

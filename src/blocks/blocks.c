@@ -15,7 +15,9 @@
  *
  * What is durable before what, for a caller (crash points in quotes):
  *	1. the range committed by the allocator (allocworker.c's table)
- *	2. seq_reserve_block(): the range answered to this backend
+ *	2. seq_reserve_block(): the range answered to this backend (strategy
+ *	   'sequence'), or carved from the shared cache (strategy 'table',
+ *	   blockcache.c, whose ranges are committed as in 1)
  *	   "reserve-before-return"
  *	3. the range returned to the client
  * and for seq_next(), whose blocks are refills committed the same way:
@@ -26,7 +28,10 @@
  * Everything after 1 is in memory: a crash loses it, a gap.
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
- * off it): one commit, nothing to order.
+ * off it): one commit, nothing to order.  seq_unprefetch() (from
+ * seq_lock_row()) frees the cache entry before that commit: a crash
+ * ("unprefetch-after-release") or a rollback after it leaves
+ * next_block_start where it was, a gap.
  *
  * Locking: none here.  The shared state lives in allocslots.c,
  * allocqueue.c, cachetable.c and blockcache.c, and their locks are
@@ -54,6 +59,7 @@
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "blocks/allocqueue.h"
@@ -71,6 +77,8 @@
 PG_FUNCTION_INFO_V1(seq_reserve_block);
 PG_FUNCTION_INFO_V1(seq_next);
 PG_FUNCTION_INFO_V1(seq_invalidate_trigger);
+PG_FUNCTION_INFO_V1(seq_prefetched);
+PG_FUNCTION_INFO_V1(seq_unprefetch);
 
 static object_access_hook_type prev_object_access_hook = NULL;
 
@@ -146,11 +154,15 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 				 errmsg("number of IDs must be between 1 and %d", ALLOC_MAX_IDS),
 				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
 	blocks_check_callable("seq_reserve_block()");
-	/* an unknown name never reaches (nor starts) the allocator */
-	seqrow_require(fcinfo->flinfo->fn_oid, name);
-	allocator_reserve(name, n, &res);
-	if (res.outcome != ALLOC_OK)
-		outcome_raise(name, &res);
+	/* strategy 'table': carved from the range the cache holds ahead */
+	if (!blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res))
+	{
+		/* an unknown name never reaches (nor starts) the allocator */
+		(void) seqrow_require(fcinfo->flinfo->fn_oid, name);
+		allocator_reserve(name, n, &res);
+		if (res.outcome != ALLOC_OK)
+			outcome_raise(name, &res);
+	}
 	CRASH_POINT("reserve-before-return");
 
 	/* the executor has built the result type already: do not build it again */
@@ -173,6 +185,57 @@ seq_next(PG_FUNCTION_ARGS)
 	id = blockcache_next(name, fcinfo->flinfo->fn_oid);
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
+}
+
+/*
+ * seq_prefetched(): per sequence of this database in the shared cache, the
+ * next ID to carve and how many IDs are held ahead of it (the rest of the
+ * committed ranges: next_block_start of id_sequences is their end).
+ */
+Datum
+seq_prefetched(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	CacheReport *reports;
+	int			n;
+
+	/* (without the preload: no rows, so that id_sequences_prefetch works) */
+	InitMaterializedSRF(fcinfo, 0);
+	reports = palloc(sizeof(CacheReport) * cachetable_size());
+	n = blockcache_report(MyDatabaseId, reports, cachetable_size());
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {false, !reports[i].known, false,
+		reports[i].refill == 0, false};
+
+		values[0] = CStringGetTextDatum(reports[i].name);
+		values[1] = Int64GetDatum(reports[i].next_id);
+		values[2] = Int64GetDatum(reports[i].ahead);
+		values[3] = Int64GetDatum(reports[i].refill);
+		values[4] = TimestampTzGetDatum(reports[i].last_used);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * seq_unprefetch(name, next_block_start): drop what the cache holds of a
+ * sequence and return where its row may move back to (cachetable.c).  Only
+ * for seq_lock_row(), with the row locked FOR UPDATE.
+ */
+Datum
+seq_unprefetch(PG_FUNCTION_ARGS)
+{
+	char	   *name = blocks_name_arg(fcinfo);
+	int64		end = PG_GETARG_INT64(1);
+	int64		back;
+
+	if (strlen(name) >= NAMEDATALEN)
+		PG_RETURN_INT64(end);
+	back = cachetable_unprefetch(name, end);
+	CRASH_POINT("unprefetch-after-release");
+	PG_RETURN_INT64(back);
 }
 
 /* The value of column "name" of a row of id_sequences, or NULL. */

@@ -18,7 +18,11 @@
  * dropping a sequence's row (the trigger on id_sequences), dropping the
  * extension or the database frees its entries and bumps their
  * incarnation, so that a refill still under way for the old row is thrown
- * away when it arrives.
+ * away when it arrives.  The allocator frees the entries nobody used for
+ * uidgen.allocator_idle_timeout, and seq_unprefetch() the entry of a
+ * sequence seq_alter() or seq_advance() is changing.  Shared memory: one
+ * CacheEntry (456 bytes on 64-bit platforms) per entry,
+ * uidgen.block_cache_entries of them, whatever the ranges hold.
  *
  * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
  * exclusively, and the entry's mutex are both held to change which sequence
@@ -97,11 +101,11 @@ cachetable_entry(int index)
 	return &cache_shared->entries[index];
 }
 
-/* How many entries the table has. */
+/* How many entries the table has (none if uidgen is not preloaded). */
 int
 cachetable_size(void)
 {
-	return cache_shared->nentries;
+	return cache_shared != NULL ? cache_shared->nentries : 0;
 }
 
 /* The entry of a sequence, or -1.  Lock held. */
@@ -199,17 +203,24 @@ cache_victim(void)
 	return victim >= 0 ? victim : fallback;
 }
 
-/* Empty an entry and make it free.  Lock held exclusively. */
+/* Empty an entry and make it free.  Lock held exclusively, and the mutex. */
 static void
-cache_release(CacheEntry *e)
+cache_release_locked(CacheEntry *e)
 {
-	SpinLockAcquire(&e->mutex);
 	e->dbid = InvalidOid;
 	e->name[0] = '\0';
 	e->incarnation++;
 	e->cur_left = 0;
 	e->spare_count = 0;
 	e->refill = REFILL_IDLE;
+}
+
+/* Empty an entry and make it free.  Lock held exclusively. */
+static void
+cache_release(CacheEntry *e)
+{
+	SpinLockAcquire(&e->mutex);
+	cache_release_locked(e);
 	SpinLockRelease(&e->mutex);
 	ConditionVariableBroadcast(&e->cv);
 }
@@ -228,7 +239,7 @@ cachetable_forget(int index, const char *name)
 
 /* Give a sequence an entry: a free one, or a victim.  Lock held exclusively. */
 static int
-cache_assign(const char *name)
+cache_assign(const char *name, bool is_table)
 {
 	int			victim = -1;
 	CacheEntry *e;
@@ -247,6 +258,13 @@ cache_assign(const char *name)
 	e->last_used = GetCurrentStatementStartTimestamp();
 	e->cur_left = 0;
 	e->spare_count = 0;
+	e->is_table = is_table;
+	e->block_size = 0;
+	e->exhausted = false;
+	e->want = 0;
+	e->step = 0;
+	e->range_count = 0;
+	e->range_at = 0;
 	e->refill = REFILL_IDLE;
 	SpinLockRelease(&e->mutex);
 	ConditionVariableBroadcast(&e->cv);
@@ -276,11 +294,12 @@ cachetable_find(const char *name, Oid funcid)
 	LWLockRelease(cache_shared->lock);
 	if (index < 0)
 	{
-		seqrow_require(funcid, name);
+		bool		is_table = seqrow_require(funcid, name);
+
 		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 		index = cache_scan(name);
 		if (index < 0)
-			index = cache_assign(name);
+			index = cache_assign(name, is_table);
 		LWLockRelease(cache_shared->lock);
 	}
 	hint = cache_hint(name);
@@ -315,6 +334,82 @@ cachetable_invalidate(Oid dbid, const char *name)
 			cache_release(e);
 	}
 	LWLockRelease(cache_shared->lock);
+}
+
+/*
+ * For the allocator: free the database's entries nobody used for timeout_s
+ * seconds and no refill is under way for (their ranges become gaps).
+ * Returns whether an entry of the database still holds IDs.
+ */
+bool
+cachetable_release_idle(Oid dbid, int timeout_s)
+{
+	TimestampTz cutoff = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													 -1000L * timeout_s);
+	bool		held = false;
+
+	if (timeout_s <= 0)
+		return false;
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < cache_shared->nentries; i++)
+	{
+		CacheEntry *e = &cache_shared->entries[i];
+		bool		idle;
+		bool		holds;
+
+		if (e->dbid != dbid)
+			continue;
+		SpinLockAcquire(&e->mutex);
+		idle = e->refill == REFILL_IDLE && e->last_used < cutoff;
+		holds = e->cur_left > 0 || e->spare_count > 0;
+		if (idle)
+			cache_release_locked(e);
+		SpinLockRelease(&e->mutex);
+		if (idle)
+			ConditionVariableBroadcast(&e->cv);
+		else
+			held |= holds;
+	}
+	LWLockRelease(cache_shared->lock);
+	return held;
+}
+
+/*
+ * For seq_alter() and seq_advance() (seq_unprefetch()), whose transaction
+ * holds the sequence's row FOR UPDATE, so that no refill moves it: free the
+ * entry of a sequence of strategy 'table' of this database and return where
+ * its row may move back to, the first ID not carved, when what the entry
+ * held ends at the row's next_block_start (end); else end.  Carving and the
+ * freeing are under the one mutex: nothing is carved past the ID returned.
+ */
+int64
+cachetable_unprefetch(const char *name, int64 end)
+{
+	int64		back = end;
+	int			index;
+
+	/* not preloaded: nothing was prefetched (the SQL functions still work) */
+	if (cache_shared == NULL)
+		return end;
+	LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
+	index = cache_scan(name);
+	if (index >= 0)
+	{
+		CacheEntry *e = &cache_shared->entries[index];
+
+		SpinLockAcquire(&e->mutex);
+		if (e->is_table && e->spare_count > 0 &&
+			e->spare_first + e->spare_count == end)
+			back = e->spare_first;
+		else if (e->is_table && e->spare_count == 0 && e->cur_left > 0 &&
+				 e->cur_next + e->cur_left == end)
+			back = e->cur_next;
+		cache_release_locked(e);
+		SpinLockRelease(&e->mutex);
+		ConditionVariableBroadcast(&e->cv);
+	}
+	LWLockRelease(cache_shared->lock);
+	return back;
 }
 
 /* For an exiting allocator: wake the database's waiters to recover. */

@@ -36,6 +36,13 @@ typedef struct CacheEntry
 	int64		refill_at;		/* ask for a spare once this ID is served */
 	int64		spare_first;	/* the spare range */
 	int64		spare_count;	/* 0: none */
+	bool		is_table;		/* strategy 'table': seq_reserve_block() carves */
+	int32		block_size;		/* as the last range came (0: unknown) */
+	bool		exhausted;		/* a refill found no room: carve nothing */
+	int64		want;			/* IDs a waiting caller needs (0: block_size) */
+	int64		step;			/* IDs the next refill asks for (0: block_size) */
+	int64		range_count;	/* IDs of the last range delivered */
+	TimestampTz range_at;		/* when it was delivered */
 	RefillState refill;
 	uint64		refill_ticket;	/* incarnation the refill was taken for */
 	uint64		taken_by;		/* allocator token */
@@ -56,6 +63,8 @@ extern CacheEntry *cachetable_entry(int index);
 extern int	cachetable_size(void);
 extern int	cachetable_lookup(const char *name, Oid funcid);
 extern int	cachetable_find(const char *name, Oid funcid);
+extern bool cachetable_release_idle(Oid dbid, int timeout_s);
+extern int64 cachetable_unprefetch(const char *name, int64 end);
 extern void cachetable_forget(int index, const char *name);
 extern void cachetable_invalidate(Oid dbid, const char *name);
 extern void cachetable_wake_database(Oid dbid);

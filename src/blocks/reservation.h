@@ -34,6 +34,8 @@ typedef struct AllocResult
 	int64		first;
 	int64		last;
 	int64		requested;		/* n asked for (the block size if 0) */
+	int32		block_size;		/* for OK: the row's block size */
+	bool		is_table;		/* for OK: of strategy 'table' */
 	int64		next_block_start;	/* for EXHAUSTED */
 	int64		max_value;		/* for EXHAUSTED */
 	TransactionId locker;		/* for LOCKED: the row's xmax, if valid */
@@ -49,7 +51,7 @@ typedef struct AllocWork
 {
 	char		name[NAMEDATALEN];
 	int64		n;				/* 0: the row's block size */
-	bool		for_cache;		/* a seq_next() refill, not a backend */
+	bool		for_cache;		/* a cache refill: up to n IDs (at least 1) */
 	int			index;			/* PGPROC number or cache entry */
 	uint64		ticket;			/* which request of that slot this is */
 	int			order;			/* arrival order within a round */

@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "utils/builtins.h"
@@ -45,15 +46,21 @@ seqrow_table(Oid funcid)
 	return relid;
 }
 
-/* Is there a row for the name in the table, as of now? */
+/*
+ * Is there a row for the name in the table, as of now?  *is_table: is it
+ * of strategy 'table' (as every row of 0.1.0's table, which lacks the
+ * column)?
+ */
 static bool
-seqrow_exists(Oid table, const char *name)
+seqrow_exists(Oid table, const char *name, bool *is_table)
 {
 	Relation	rel = table_open(table, AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	Oid			pkey;
 	ScanKeyData key;
 	SysScanDesc scan;
+	HeapTuple	tuple;
+	AttrNumber	strategy;
 	bool		found;
 
 	list_free(RelationGetIndexList(rel));	/* sets rd_pkindex */
@@ -67,7 +74,17 @@ seqrow_exists(Oid table, const char *name)
 						   TupleDescAttr(RelationGetDescr(rel), 0)->attcollation,
 						   F_TEXTEQ, CStringGetTextDatum(name));
 	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
-	found = HeapTupleIsValid(systable_getnext(scan));
+	tuple = systable_getnext(scan);
+	found = HeapTupleIsValid(tuple);
+	strategy = get_attnum(table, "strategy");
+	*is_table = true;
+	if (found && strategy != InvalidAttrNumber)
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, strategy, RelationGetDescr(rel), &isnull);
+
+		*is_table = isnull || strcmp(TextDatumGetCString(value), "table") == 0;
+	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
@@ -76,13 +93,16 @@ seqrow_exists(Oid table, const char *name)
 
 /*
  * Raise the usual "does not exist" error (42704) if the sequence has no
- * row; funcid is the calling function of the extension.
+ * row; funcid is the calling function of the extension.  Returns whether
+ * the sequence is of strategy 'table'.
  */
-void
+bool
 seqrow_require(Oid funcid, const char *name)
 {
 	AllocResult unknown = {.outcome = ALLOC_UNKNOWN};
+	bool		is_table = true;
 
-	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name))
+	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name, &is_table))
 		outcome_raise(name, &unknown);
+	return is_table;
 }

@@ -11,6 +11,6 @@
 #ifndef UIDGEN_SEQROW_H
 #define UIDGEN_SEQROW_H
 
-extern void seqrow_require(Oid funcid, const char *name);
+extern bool seqrow_require(Oid funcid, const char *name);
 
 #endif							/* UIDGEN_SEQROW_H */

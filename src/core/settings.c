@@ -339,14 +339,14 @@ define_block_settings(void)
 							4, 1, 1024,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("uidgen.allocator_idle_timeout",
-							"How long an idle block allocator stays before it exits.",
-							"0 keeps allocators until shutdown.",
+							"How long an idle block allocator stays before it exits, and how long a block sequence nobody uses keeps its prefetched range.",
+							"0 keeps allocators and ranges until shutdown.",
 							&uidgen_allocator_idle_timeout,
 							60, 0, 86400,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("uidgen.block_cache_entries",
-							"Number of block sequences seq_next() can cache in shared memory.",
-							"Each entry holds a current and a spare block of one sequence of one database.",
+							"Number of block sequences seq_next() and seq_reserve_block() can cache in shared memory.",
+							"Each entry holds the ranges prefetched for one sequence of one database.",
 							&uidgen_block_cache_entries,
 							128, 1, 65536,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);

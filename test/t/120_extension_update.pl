@@ -308,10 +308,13 @@ my $functions = q{
 my %old = map { s/^public\.//r => 1 } split /\n/, $node->safe_psql('old', $functions);
 my @added = sort grep { !$old{$_} } map { s/^public\.//r }
   split /\n/, $node->safe_psql('fresh', $functions);
-# (seq_create() took a strategy argument: a new signature.)
+# (seq_create() took a strategy argument: a new signature; 0.3.0 added
+# seq_prefetched() and seq_unprefetch(), block prefetch.)
 my @expected_added = (
 	'seq_create(text,bigint,integer,bigint,text)',
 	'seq_next_unused(id_sequences)',
+	'seq_prefetched()',
+	'seq_unprefetch(text,bigint)',
 	'snowflake_at(timestamp with time zone,integer,integer)',
 	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
