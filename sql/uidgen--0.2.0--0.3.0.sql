@@ -102,10 +102,6 @@ END
 $check$;
 REVOKE ALL ON FUNCTION uidgen_citus_check() FROM PUBLIC;
 
--- Besides the sections below, 0.3.0's install script differs only in what
--- CREATE EXTENSION says without the preload (a NOTICE), which an update does
--- not repeat.
-
 -- block prefetch ------------------------------------------------------------
 
 -- What the shared cache holds per sequence of this database: the next ID
