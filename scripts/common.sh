@@ -132,6 +132,21 @@ run_installcheck() {
     return $rc
 }
 
+# The docs' SQL examples (scripts/doctest.sh: every `sql` block of README.md
+# and docs/*.md, and the output shown after it) on a cluster of their own in
+# $1/doc on port $2 with uidgen.worker_id = 1, from the test copy in the
+# current directory.
+run_doctest() {
+    local dir=$1/doc port=$2 rc=0
+    echo "== doc examples (scripts/doctest.sh)"
+    mkdir -p "$dir"
+    chown "$RUN_AS" "$dir"
+    start_cluster "$dir" "$port" "uidgen.worker_id = 1"
+    as_user env PGHOST="$dir" PGPORT="$port" PGUSER=postgres ./scripts/doctest.sh || rc=1
+    stop_cluster "$dir"
+    return $rc
+}
+
 # The TAP tests given as arguments (default: all) from the test copy in the
 # current directory, with the programs of $PG_BIN first in PATH; prints the
 # tails of their logs on failure.
