@@ -14,30 +14,65 @@ PG_CONFIG=${UIDGEN_PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
 PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
-# patroni and etcd-server: test/t/130_patroni.pl runs its own etcd and
-# Patronis on free ports above 49152, so the etcd service the package may
-# start (on a host with systemd; the matrix's roots deny it) is no obstacle.
-# python3-etcd is named because patroni depends on it or on another store's
-# client, and apt without recommends may pick the other (trixie, sid).
-TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync patroni python3-etcd etcd-server)
+# What building uidgen needs (demo.sh installs only these and PostgreSQL).
+BUILD_PACKAGES=(make gcc libc6-dev)
+# What test.sh needs besides: the TAP tests' IPC::Run, libfaketime, and
+# rsync for the test copy.
+TEST_PACKAGES=(libipc-run-perl faketime libfaketime rsync)
+# patroni and etcd-server, for test.sh only: test/t/130_patroni.pl runs its
+# own etcd and Patronis on free ports above 49152; install_packages neither
+# starts nor enables their services.  python3-etcd is named because patroni
+# depends on it or on another store's client, and apt without recommends may
+# pick the other (trixie, sid).
+PATRONI_PACKAGES=(patroni python3-etcd etcd-server)
+TOOL_PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${PATRONI_PACKAGES[@]}")
 # What scripts/package.sh needs besides: the Debian package's build
-# dependencies (debian/control.in), dpkg-buildpackage and lintian.
-PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
-PACKAGES=("${TOOL_PACKAGES[@]}")
+# dependencies (debian/control.in), dpkg-buildpackage, lintian, and rsync
+# for its copy of the checkout.
+PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all rsync)
+PACKAGES=("${BUILD_PACKAGES[@]}")
 [ -n "${UIDGEN_PG_CONFIG:-}" ] ||
     PACKAGES+=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
 
-# Install the Debian packages that are missing (needs root).
+# apt-get install the packages given, printing each package as it is set up.
+apt_install() {
+    apt-get install -y -q --no-install-recommends "$@" |
+        sed -un 's/^Setting up \([^ :]*\).*/   set up \1/p'
+}
+
+# Install the Debian packages that are missing (needs root), printing each
+# package as it is set up.  Those of PATRONI_PACKAGES come last, with no
+# service of theirs started nor left enabled.
 install_packages() {
-    local missing=()
+    local missing=() services=() policy=/usr/sbin/policy-rc.d added= rc=0 p
     for p in "${PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue
+        if printf '%s\n' "${PATRONI_PACKAGES[@]}" | grep -qxF "$p"; then
+            services+=("$p")
+        else
+            missing+=("$p")
+        fi
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "== installing: ${missing[*]}"
+    [ $((${#missing[@]} + ${#services[@]})) -eq 0 ] && return 0
+    echo "== installing from Debian's archive: ${missing[*]} ${services[*]} (and what they depend on)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+    [ ${#services[@]} -gt 0 ] || return 0
+    # policy-rc.d: Debian's way to keep maintainer scripts from starting services.
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        added=1
+    fi
+    apt_install "${services[@]}" || rc=$?
+    [ -z "$added" ] || rm -f "$policy"
+    # Their postinst enables the services they ship: undo that.
+    for p in "${services[@]}"; do
+        dpkg-query -L "$p" 2>/dev/null | sed -n 's|.*/systemd/system/\([^/]*\.service\)$|\1|p' |
+            xargs -r -n 1 deb-systemd-helper disable >/dev/null 2>&1 || true
+    done
+    return $rc
 }
 
 # Build and install the extension into the directories of the PostgreSQL

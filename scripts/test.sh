@@ -16,6 +16,7 @@ source "$(dirname "$0")/common.sh"
 
 "$UIDGEN_SRC/scripts/include_graph.sh"
 require_root
+PACKAGES+=("${TEST_PACKAGES[@]}" "${PATRONI_PACKAGES[@]}")
 COVERAGE=${UIDGEN_COVERAGE:-}
 [ -z "$COVERAGE" ] || PACKAGES+=(lcov)
 install_packages
