@@ -44,7 +44,7 @@ apt_install() {
 # package as it is set up.  Those of PATRONI_PACKAGES come last, with no
 # service of theirs started nor left enabled.
 install_packages() {
-    local missing=() services=() policy=/usr/sbin/policy-rc.d added= rc=0 p
+    local missing=() services=() policy=/usr/sbin/policy-rc.d added= rc=0 p unit
     for p in "${PACKAGES[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue
         if printf '%s\n' "${PATRONI_PACKAGES[@]}" | grep -qxF "$p"; then
@@ -67,10 +67,17 @@ install_packages() {
     fi
     apt_install "${services[@]}" || rc=$?
     [ -z "$added" ] || rm -f "$policy"
-    # Their postinst enables the services they ship: undo that.
-    for p in "${services[@]}"; do
-        dpkg-query -L "$p" 2>/dev/null | sed -n 's|.*/systemd/system/\([^/]*\.service\)$|\1|p' |
-            xargs -r -n 1 deb-systemd-helper disable >/dev/null 2>&1 || true
+    # Their postinst enables the services they ship: undo that, with
+    # systemctl where there is one, else by removing the links it would.
+    local units=()
+    mapfile -t units < <(for p in "${services[@]}"; do dpkg-query -L "$p"; done 2>/dev/null |
+        sed -n 's|.*/systemd/system/\([^/@]*\.service\)$|\1|p')
+    for unit in "${units[@]}"; do
+        if command -v systemctl >/dev/null; then
+            systemctl disable --quiet "$unit" || rc=1
+        else
+            rm -f /etc/systemd/system/*.wants/"$unit"
+        fi
     done
     return $rc
 }
