@@ -44,7 +44,7 @@ apt_install() {
 # package as it is set up.  Those of PATRONI_PACKAGES come last, with no
 # service of theirs started nor left enabled.
 install_packages() {
-    local missing=() services=() policy=/usr/sbin/policy-rc.d added= rc=0 p unit
+    local missing=() services=() policy=/usr/sbin/policy-rc.d added='' rc=0 p unit
     for p in "${PACKAGES[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue
         if printf '%s\n' "${PATRONI_PACKAGES[@]}" | grep -qxF "$p"; then
@@ -53,8 +53,9 @@ install_packages() {
             missing+=("$p")
         fi
     done
-    [ $((${#missing[@]} + ${#services[@]})) -eq 0 ] && return 0
-    echo "== installing from Debian's archive: ${missing[*]} ${services[*]} (and what they depend on)"
+    local all=("${missing[@]}" "${services[@]}")
+    [ ${#all[@]} -eq 0 ] && return 0
+    echo "== installing from Debian's archive: ${all[*]} (and what they depend on)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"

@@ -19,7 +19,7 @@
 # database: run it against a throwaway server.
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
 tmp=$(mktemp -d /tmp/uidgen-doctest.XXXXXX)
@@ -59,9 +59,13 @@ for f in "${files[@]}"; do
     mkdir -p "$d"
     extract "$f" "$d"
     [ -s "$d/list" ] || continue
-    db=doctest_$(basename "$f" .md | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' _)
-    PGOPTIONS='-c client_min_messages=warning' dropdb --if-exists "$db" && createdb "$db" &&
-        psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c 'CREATE EXTENSION uidgen' || { failed=1; continue; }
+    db=doctest_$(basename "$f" .md | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9\n' _)
+    if ! { PGOPTIONS='-c client_min_messages=warning' dropdb --if-exists "$db" && createdb "$db" &&
+        psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c 'CREATE EXTENSION uidgen'; }; then
+        echo "FAIL $f: could not create the database $db with uidgen"
+        failed=1
+        continue
+    fi
     while read -r n line; do
         blocks=$((blocks + 1))
         if ! psql -X -q -v ON_ERROR_STOP=1 -P pager=off -d "$db" -f "$d/$n.sql" >"$d/$n.got" 2>"$d/$n.err"; then
