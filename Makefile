@@ -51,7 +51,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core blocks blocks_sequence blocks_prefetch citus
+REGRESS = setup snowflake uuidv7 uuidv7_core blocks blocks_sequence blocks_prefetch citus privileges
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)

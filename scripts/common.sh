@@ -14,30 +14,73 @@ PG_CONFIG=${UIDGEN_PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
 PG_BIN=$(dirname "$PG_CONFIG")
 # PostgreSQL refuses to run as root; servers and tests run as this account.
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
-# patroni and etcd-server: test/t/130_patroni.pl runs its own etcd and
-# Patronis on free ports above 49152, so the etcd service the package may
-# start (on a host with systemd; the matrix's roots deny it) is no obstacle.
-# python3-etcd is named because patroni depends on it or on another store's
-# client, and apt without recommends may pick the other (trixie, sid).
-TOOL_PACKAGES=(make gcc libc6-dev libipc-run-perl faketime libfaketime rsync patroni python3-etcd etcd-server)
+# What building uidgen needs (demo.sh installs only these and PostgreSQL).
+BUILD_PACKAGES=(make gcc libc6-dev)
+# What test.sh needs besides: the TAP tests' IPC::Run, libfaketime, and
+# rsync for the test copy.
+TEST_PACKAGES=(libipc-run-perl faketime libfaketime rsync)
+# patroni and etcd-server, for test.sh only: test/t/130_patroni.pl runs its
+# own etcd and Patronis on free ports above 49152; install_packages neither
+# starts nor enables their services.  python3-etcd is named because patroni
+# depends on it or on another store's client, and apt without recommends may
+# pick the other (trixie, sid).
+PATRONI_PACKAGES=(patroni python3-etcd etcd-server)
+TOOL_PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${PATRONI_PACKAGES[@]}")
 # What scripts/package.sh needs besides: the Debian package's build
-# dependencies (debian/control.in), dpkg-buildpackage and lintian.
-PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all)
-PACKAGES=("${TOOL_PACKAGES[@]}")
+# dependencies (debian/control.in), dpkg-buildpackage, lintian, and rsync
+# for its copy of the checkout.
+PKG_PACKAGES=(build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all rsync)
+PACKAGES=("${BUILD_PACKAGES[@]}")
 [ -n "${UIDGEN_PG_CONFIG:-}" ] ||
     PACKAGES+=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
 
-# Install the Debian packages that are missing (needs root).
+# apt-get install the packages given, printing each package as it is set up.
+apt_install() {
+    apt-get install -y -q --no-install-recommends "$@" |
+        sed -un 's/^Setting up \([^ :]*\).*/   set up \1/p'
+}
+
+# Install the Debian packages that are missing (needs root), printing each
+# package as it is set up.  Those of PATRONI_PACKAGES come last, with no
+# service of theirs started nor left enabled.
 install_packages() {
-    local missing=()
+    local missing=() services=() policy=/usr/sbin/policy-rc.d added='' rc=0 p unit
     for p in "${PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && continue
+        if printf '%s\n' "${PATRONI_PACKAGES[@]}" | grep -qxF "$p"; then
+            services+=("$p")
+        else
+            missing+=("$p")
+        fi
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "== installing: ${missing[*]}"
+    local all=("${missing[@]}" "${services[@]}")
+    [ ${#all[@]} -eq 0 ] && return 0
+    echo "== installing from Debian's archive: ${all[*]} (and what they depend on)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+    [ ${#services[@]} -gt 0 ] || return 0
+    # policy-rc.d: Debian's way to keep maintainer scripts from starting services.
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        added=1
+    fi
+    apt_install "${services[@]}" || rc=$?
+    [ -z "$added" ] || rm -f "$policy"
+    # Their postinst enables the services they ship: undo that, with
+    # systemctl where there is one, else by removing the links it would.
+    local units=()
+    mapfile -t units < <(for p in "${services[@]}"; do dpkg-query -L "$p"; done 2>/dev/null |
+        sed -n 's|.*/systemd/system/\([^/@]*\.service\)$|\1|p')
+    for unit in "${units[@]}"; do
+        if command -v systemctl >/dev/null; then
+            systemctl disable --quiet "$unit" || rc=1
+        else
+            rm -f /etc/systemd/system/*.wants/"$unit"
+        fi
+    done
+    return $rc
 }
 
 # Build and install the extension into the directories of the PostgreSQL
@@ -128,6 +171,21 @@ run_installcheck() {
     as_user make -s PG_CONFIG="$PG_CONFIG" PGHOST="$dir" PGPORT="$port" PGUSER=postgres \
         installcheck || rc=1
     [ $rc -eq 0 ] || find . -name regression.diffs -exec cat {} +
+    stop_cluster "$dir"
+    return $rc
+}
+
+# The docs' SQL examples (scripts/doctest.sh: every `sql` block of README.md
+# and docs/*.md, and the output shown after it) on a cluster of their own in
+# $1/doc on port $2 with uidgen.worker_id = 1, from the test copy in the
+# current directory.
+run_doctest() {
+    local dir=$1/doc port=$2 rc=0
+    echo "== doc examples (scripts/doctest.sh)"
+    mkdir -p "$dir"
+    chown "$RUN_AS" "$dir"
+    start_cluster "$dir" "$port" "uidgen.worker_id = 1"
+    as_user env PGHOST="$dir" PGPORT="$port" PGUSER=postgres ./scripts/doctest.sh || rc=1
     stop_cluster "$dir"
     return $rc
 }

@@ -11,7 +11,7 @@
 # upgrade.c counts; UIDGEN_CHECK_MAJOR to change it) the suite runs on a gcov
 # build and prints the coverage of src/; on one major (17;
 # UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
-# and valgrind (the README's "Sanitizers, valgrind and coverage").  Before
+# and valgrind (docs/testing.md, "Sanitizers, valgrind and coverage").  Before
 # any major, scripts/include_graph.sh fails the run on a cycle among the
 # modules or folders of src/.  Run as root:
 # ./scripts/matrix.sh [major ...]

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build the Debian package postgresql-NN-uidgen for one PostgreSQL major
-# (debian/, pg_buildext), check it with lintian, install it, and test it the
+# Build and install the Debian package postgresql-NN-uidgen with the
+# README's own commands (its ```sh package block, run line by line: "#" as
+# root, "$" as the unprivileged account; one package per installed major),
+# check it with lintian, and test the one for this major the
 # way the README's "Installing the package" section says: a cluster of the
 # packaged PostgreSQL with uidgen added to shared_preload_libraries in its
 # conf.d, restarted with pg_ctlcluster, CREATE EXTENSION as postgres, then
@@ -37,11 +39,19 @@ drop_cluster() {
     rm -rf "/etc/postgresql/$PG_MAJOR/$CLUSTER"
     [ -n "$etc_existed" ] || rmdir "/etc/postgresql/$PG_MAJOR" 2>/dev/null || true
 }
+# The uidgen packages installed (the README's commands install one per major).
+installed_packages() {
+    dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'postgresql-*-uidgen' 2>/dev/null |
+        awk '$1 ~ /^.i/ { print $2 }'
+}
+purge_packages() {
+    local pkgs
+    mapfile -t pkgs < <(installed_packages)
+    [ ${#pkgs[@]} -eq 0 ] || apt-get purge -y -qq "${pkgs[@]}"
+}
 cleanup() {
     drop_cluster
-    if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q installed; then
-        apt-get purge -y -qq "$PKG" >/dev/null 2>&1 || true
-    fi
+    purge_packages >/dev/null 2>&1 || true
     [ -z "$restore" ] || tar -C / -xf "$stash"
     rm -rf "$work"
 }
@@ -49,24 +59,58 @@ trap cleanup EXIT
 
 step() { echo "== package $PG_MAJOR: $*"; }
 
-step "building $PKG with dpkg-buildpackage and pg_buildext"
+# A dev-built uidgen ("make install", scripts/test.sh) is not owned by any
+# package and dpkg would silently overwrite it: set it aside for every
+# installed major (the README's commands build and install a package for
+# each), so that the tests see only the package's files, and put it back at
+# the end.
+dev_files=()
+for pgc in /usr/lib/postgresql/*/bin/pg_config "$PG_CONFIG"; do
+    [ -x "$pgc" ] || continue
+    libdir=$("$pgc" --pkglibdir)
+    sharedir=$("$pgc" --sharedir)
+    for f in "$libdir/uidgen.so" "$libdir/bitcode/uidgen" "$libdir/bitcode/uidgen.index.bc" \
+        "$sharedir/extension/uidgen.control" "$sharedir"/extension/uidgen--*.sql; do
+        [ -e "$f" ] && dev_files+=("${f#/}")
+    done
+done
+if [ ${#dev_files[@]} -gt 0 ]; then
+    mapfile -t dev_files < <(printf '%s\n' "${dev_files[@]}" | sort -u)
+    tar -C / -cf "$stash" "${dev_files[@]}"
+    restore=1
+    (cd / && rm -rf "${dev_files[@]}")
+fi
+
+# The README's package commands: its block marked "sh package".
+readme_commands() {
+    awk '/^```sh package[ \t]*$/ { inb = 1; next } inb && /^```/ { exit } inb' "$UIDGEN_SRC/README.md"
+}
+
+step "the README's package commands (its \`\`\`sh package block), in a copy of the checkout"
 rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
     --exclude tmp_check --exclude results --exclude output_iso \
+    --exclude debian/control --exclude debian/tests/control \
     "$UIDGEN_SRC/" "$work/uidgen/"
-# As the README says: as an ordinary user (here the unprivileged account),
-# for this major only (debian/pgversions says which majors the package
-# supports, PG_SUPPORTED_VERSIONS which of them to build here); the suite
-# runs against the installed package below, not at build time.
 chown -R "$RUN_AS" "$work"
-(
-    # (set -e does not reach into a list followed by ||: chain with &&)
-    cd "$work/uidgen" &&
-    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" pg_buildext updatecontrol >/dev/null &&
-    as_user env PG_SUPPORTED_VERSIONS="$PG_MAJOR" DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
-        DEB_BUILD_PROFILES=nocheck dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1
-) || { tail -n 40 "$work/build.log"; exit 1; }
+# Run as the README says: "#" lines as root, "$" lines as an ordinary user
+# (here the unprivileged account); apt-get answers yes to its question.
+printf 'APT::Get::Assume-Yes "true";\n' >"$work/apt.conf"
+export APT_CONFIG=$work/apt.conf
+[ -n "$(readme_commands)" ] || { echo "README.md has no \`\`\`sh package block" >&2; exit 1; }
+while IFS= read -r line; do
+    echo "    $line"
+    case "$line" in
+        '# '*) (cd "$work/uidgen" && bash -c "${line#\# }") ;;
+        '$ '*) (cd "$work/uidgen" && as_user bash -c "${line#\$ }") ;;
+        *) echo "README's package block: a line neither root's (#) nor the user's (\$)" >&2; false ;;
+    esac >>"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+done < <(readme_commands)
+unset APT_CONFIG
+echo "    built and installed in $SECONDS s"
 deb=$(echo "$work/${PKG}_"*.deb)
 [ -f "$deb" ] || { echo "no $PKG .deb built" >&2; exit 1; }
+dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q "ok installed" ||
+    { echo "$PKG is not installed" >&2; exit 1; }
 ls -l "$work"/*.deb | awk '{print "   ", $5, "bytes", $9}'
 dpkg-deb -c "$deb" | awk '{print "    " $6}' | grep -v '/$'
 
@@ -76,26 +120,6 @@ lint_status=0
 as_user mkdir "$work/tmp"
 runuser -u "$RUN_AS" -- env TMPDIR="$work/tmp" lintian --fail-on error --display-info "$work"/*.changes || lint_status=1
 [ $lint_status -eq 0 ] || { echo "lintian reported errors" >&2; exit 1; }
-
-# A dev-built uidgen ("make install", scripts/test.sh) is not owned by any
-# package and dpkg would silently overwrite it: set it aside, so that the
-# tests see only the package's files, and put it back at the end.
-libdir=$("$PG_CONFIG" --pkglibdir)
-sharedir=$("$PG_CONFIG" --sharedir)
-dev_files=()
-for f in "$libdir/uidgen.so" "$libdir/bitcode/uidgen" "$libdir/bitcode/uidgen.index.bc" \
-    "$sharedir/extension/uidgen.control" "$sharedir"/extension/uidgen--*.sql; do
-    [ -e "$f" ] && dev_files+=("${f#/}")
-done
-if [ ${#dev_files[@]} -gt 0 ]; then
-    tar -C / -cf "$stash" "${dev_files[@]}"
-    restore=1
-    (cd / && rm -rf "${dev_files[@]}")
-fi
-
-step "apt-get install ./$(basename "$deb")"
-apt-get install -y -qq --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
-    { cat "$work/install.log"; exit 1; }
 
 # The README's steps, on a cluster of our own instead of "main".
 step "the README's steps: cluster $PG_MAJOR/$CLUSTER, uidgen preloaded, restart, CREATE EXTENSION"
@@ -137,6 +161,6 @@ rm -rf "$work/check" && cp -a "$work/uidgen" "$work/check" && chown -R "$RUN_AS"
     grep -E '^### |tests passed' "$work/autopkgtest.log"
 )
 
-step "apt-get purge $PKG"
-apt-get purge -y -qq "$PKG" >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; exit 1; }
+step "apt-get purge $(installed_packages | tr '\n' ' ')"
+purge_packages >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; exit 1; }
 step "passed in $SECONDS s"

@@ -17,7 +17,7 @@
 source "$(dirname "$0")/common.sh"
 
 require_root
-PACKAGES+=(valgrind)
+PACKAGES+=("${TEST_PACKAGES[@]}" valgrind)
 install_packages
 REAL_BIN=$PG_BIN
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-wrapv -fno-omit-frame-pointer"

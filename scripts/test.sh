@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up everything on a fresh Debian 12 machine and run the whole test
 # suite: pg_regress and isolation specs (make installcheck) against a
-# throwaway cluster with uidgen preloaded, then the TAP tests (make
-# tapcheck), all as the unprivileged "postgres" account.  Exits non-zero on
-# any failure.  Run as root: ./scripts/test.sh
+# throwaway cluster with uidgen preloaded, the docs' SQL examples
+# (scripts/doctest.sh) on another, then the TAP tests (make tapcheck), all
+# as the unprivileged "postgres" account.  Exits non-zero on any failure.
+# Run as root: ./scripts/test.sh
 # UIDGEN_PG_MAJOR picks another of Debian's PostgreSQL majors (default 15),
 # UIDGEN_PG_CONFIG a PostgreSQL installed some other way (scripts/common.sh).
 # UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0)
@@ -15,6 +16,7 @@ source "$(dirname "$0")/common.sh"
 
 "$UIDGEN_SRC/scripts/include_graph.sh"
 require_root
+PACKAGES+=("${TEST_PACKAGES[@]}" "${PATRONI_PACKAGES[@]}")
 COVERAGE=${UIDGEN_COVERAGE:-}
 [ -z "$COVERAGE" ] || PACKAGES+=(lcov)
 install_packages
@@ -33,7 +35,7 @@ fi
 "$UIDGEN_SRC/scripts/citus.sh"
 
 work=$(make_workdir)
-trap 'stop_cluster "$work"' EXIT
+trap 'stop_cluster "$work"; stop_cluster "$work/doc"' EXIT
 copy_for_tests "$work/src"
 cd "$work/src"
 # The servers (running as $RUN_AS) write their gcov counts below this
@@ -63,6 +65,7 @@ coverage_report() {
 
 status=0
 run_installcheck "$work" 5492 || status=1
+run_doctest "$work" 5494 || status=1
 run_tapcheck || status=1
 
 if [ -n "$COVERAGE" ]; then

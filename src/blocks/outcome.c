@@ -147,7 +147,7 @@ outcome_raise(const char *name, const AllocResult *res)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("block sequence \"%s\" does not exist", name),
-					 errhint("Create it with seq_create(); a sequence created by a transaction that has not committed yet cannot be used.")));
+					 errhint("Create it with seq_create(), as the extension's owner or a role granted EXECUTE on seq_create(); a sequence created by a transaction that has not committed yet cannot be used.")));
 			break;
 		case ALLOC_EXHAUSTED:
 			ereport(ERROR,

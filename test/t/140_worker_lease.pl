@@ -45,7 +45,7 @@ sub reg
 	return $registry->safe_psql('postgres', $_[0]);
 }
 
-# The operator's DDL from the README, and a log of every change to a lease
+# The operator's DDL from docs/replicas.md, and a log of every change to a lease
 # with the registry's time of it.
 reg(q{
 CREATE TABLE uidgen_worker_leases (
