@@ -61,6 +61,9 @@ static CitusShared *cts = NULL;
 /* This backend read its database's group id (and adopted it). */
 static bool group_checked = false;
 
+/* The group id this backend's database adopted, or -1 (no citus here). */
+static int32 own_group = -1;
+
 /* Shared memory set-up, in the postmaster. */
 static void
 citus_shmem_init(void *mem)
@@ -122,6 +125,7 @@ citus_adopt_group(void)
 	int32		group;
 	bool		placed;
 
+	own_group = -1;
 	/* once adopted, a database without citus need not look again */
 	if (!citus_read_group(&group, &placed))
 	{
@@ -154,6 +158,7 @@ citus_adopt_group(void)
 		ereport(LOG,
 				(errmsg("uidgen adopted worker id %d, this node's citus group id", group)));
 	}
+	own_group = group;
 	group_checked = true;
 }
 
@@ -167,9 +172,11 @@ citus_worker_id(void)
 {
 	int32		worker;
 
-	if (!group_checked)
+	/* another database of this server may have adopted its own group id */
+	if (!group_checked ||
+		(own_group >= 0 && statefile_adopted_worker() != own_group))
 		citus_adopt_group();
-	worker = statefile_adopted_worker();
+	worker = own_group >= 0 ? own_group : statefile_adopted_worker();
 	if (worker < 0)
 		citus_refuse_no_worker();
 	return worker;
