@@ -1,4 +1,4 @@
-# Review finding: the worker id adopted from Citus is server-wide, but the
+# Guarantee (found by review): the worker id adopted from Citus is server-wide, but the
 # group id it comes from is per database.  A server that is a worker (group
 # 1) of the Citus cluster in one database and the coordinator (group 0) of
 # another Citus cluster in a second database flips the adopted worker id
