@@ -10,8 +10,9 @@
  * installed, by the first snowflake_next() of each backend there, and
  * adopted server-wide: made durable in the state file (and on a primary in
  * a WAL mark record) before any ID goes out under it
- * (statefile_adopt_worker()).  From then on every database of the server,
- * with citus or not, generates under it, also after a restart.  A node
+ * (statefile_adopt_worker()), and kept across restarts.  A backend of a
+ * database with citus always generates under its own database's group id;
+ * databases without citus use the one adopted last.  A node
  * whose group id changes (removed and added again: Citus gives it a new
  * group) adopts the new one at the next backend's first ID; ticks are
  * unique to the server, so IDs under the old and the new worker id cannot
