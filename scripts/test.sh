@@ -10,7 +10,8 @@
 # and -DUIDGEN_GCOV: a process killed at a crash point writes its counts
 # first, src/core/crashpoint.c) for the run, prints lcov's summary of src/
 # per file (lines, functions, branches) and the totals after it, and
-# reinstalls the ordinary build.
+# reinstalls the ordinary build; UIDGEN_COVERAGE_INFO=FILE keeps lcov's
+# tracefile (per line and branch) there.
 # First of all, scripts/include_graph.sh prints the layers of src/ and
 # fails the run if its include graph has a cycle.
 source "$(dirname "$0")/common.sh"
@@ -61,6 +62,7 @@ coverage_report() {
     echo "== coverage of src/ by the whole suite ($("$PG_CONFIG" --version), gcov, lcov)"
     lcov "${rc[@]}" --list "$info"
     lcov "${rc[@]}" --summary "$info"
+    [ -z "${UIDGEN_COVERAGE_INFO:-}" ] || cp "$info" "$UIDGEN_COVERAGE_INFO"
 }
 
 status=0
