@@ -10,7 +10,9 @@
 #  - a table of the wrong shape (no id_bound): the claim's statement fails;
 #    then the operator adds the column: a lease;
 #  - a table locked by a prepared transaction: the claim stops at its
-#    deadline; then the lock goes: a lease.
+#    deadline; then the lock goes: a lease;
+#  - a registry that accepts connections and never answers: the
+#    connection stops at its deadline, and the server still stops at once.
 # And the registry given by its IP address (no name to look up) grants a
 # lease at once.
 use strict;
@@ -18,6 +20,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IO::Socket::INET;
 use Time::HiRes qw(time usleep);
 use lib 'test';
 use UidgenTest;
@@ -145,6 +148,18 @@ check_no_lease($locked, 'table locked',
 $registry->safe_psql('postgres', q{COMMIT PREPARED 'lock'});
 check_leased($locked, 'lock released');
 $locked->stop;
+
+######## a registry that never answers: the connection stops at its deadline
+my $silent = IO::Socket::INET->new(Listen => 16, LocalAddr => '127.0.0.1',
+	LocalPort => 0, Proto => 'tcp') or die "could not listen: $!";
+my $mute = lease_node('rf_mute',
+	'host=127.0.0.1 port=' . $silent->sockport . ' dbname=postgres');
+check_no_lease($mute, 'a registry that never answers',
+	qr/could not connect to the registry: timed out/);
+my $t = time;
+$mute->stop('fast');
+cmp_ok(time - $t, '<', 10, 'the server waiting on it stops (fast) within 10 s');
+close $silent;
 
 $registry->stop;
 done_testing();
