@@ -7,9 +7,12 @@
 # Run as root: ./scripts/test.sh
 # UIDGEN_PG_MAJOR picks another of Debian's PostgreSQL majors (default 15),
 # UIDGEN_PG_CONFIG a PostgreSQL installed some other way (scripts/common.sh).
-# UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0)
-# for the run, prints lcov's summary of src/ per file (lines, functions,
-# branches) and the totals after it, and reinstalls the ordinary build.
+# UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0,
+# and -DUIDGEN_GCOV: a process killed at a crash point writes its counts
+# first, src/core/crashpoint.c) for the run, prints lcov's summary of src/
+# per file (lines, functions, branches) and the totals after it, and
+# reinstalls the ordinary build; UIDGEN_COVERAGE_INFO=FILE keeps lcov's
+# tracefile (per line and branch) there.
 # First of all, scripts/include_graph.sh prints the layers of src/ and
 # fails the run if its include graph has a cycle.
 source "$(dirname "$0")/common.sh"
@@ -26,7 +29,7 @@ export UIDGEN_CRASH_POINTS=1
 # major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
 [ -z "${UIDGEN_UPGRADE_FROM:-}" ] || build_and_install "$UIDGEN_UPGRADE_FROM/bin/pg_config"
 if [ -n "$COVERAGE" ]; then
-    build_and_install "$PG_CONFIG" COPT="-O0 --coverage"
+    build_and_install "$PG_CONFIG" COPT="-O0 --coverage -DUIDGEN_GCOV"
 else
     build_and_install
 fi
@@ -61,6 +64,7 @@ coverage_report() {
     echo "== coverage of src/ by the whole suite ($("$PG_CONFIG" --version), gcov, lcov)"
     lcov "${rc[@]}" --list "$info"
     lcov "${rc[@]}" --summary "$info"
+    [ -z "${UIDGEN_COVERAGE_INFO:-}" ] || cp "$info" "$UIDGEN_COVERAGE_INFO"
 }
 
 status=0
