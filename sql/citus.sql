@@ -1,15 +1,22 @@
 -- The Citus functions on a server without Citus, whose worker id is set
--- (uidgen.worker_id = 0 in the regression server's configuration).
+-- (make installcheck runs against servers with any uidgen.worker_id).
+-- Nothing here makes the server refuse: a refusal would last until it
+-- restarts.
 
 -- Where the worker id comes from.
-SELECT worker_id, worker_id_source FROM uidgen_status();
-SELECT uidgen_citus_worker();
+SELECT worker_id = current_setting('uidgen.worker_id')::int AS from_setting,
+       worker_id_source
+FROM uidgen_status();
+SELECT uidgen_citus_worker() = current_setting('uidgen.worker_id') || ',setting'
+       AS worker_and_source;
 
 -- A conflict list without this server's worker id refuses nothing.
-SELECT uidgen_citus_refuse(ARRAY[1, 2]);
+SELECT uidgen_citus_refuse(ARRAY[worker_id + 1, worker_id + 2])
+FROM uidgen_status();
 SELECT uidgen_citus_refuse('{}');
 SELECT state FROM uidgen_status();
-SELECT snowflake_worker(snowflake_next());
+SELECT snowflake_worker(snowflake_next()) = current_setting('uidgen.worker_id')::int
+       AS own_worker;
 
 -- The check needs Citus.
 SELECT error_of('SELECT * FROM uidgen_citus_check()');
