@@ -9,6 +9,10 @@ OBJS = \
 	src/sql/uidgen.o \
 	src/snowflake/snowflake.o \
 	src/uuidv7/uuidv7.o \
+	src/text/base32.o \
+	src/text/snowflaketext.o \
+	src/text/typeid.o \
+	src/text/ulid.o \
 	src/blocks/allocqueue.o \
 	src/blocks/allocslots.o \
 	src/blocks/allocsql.o \
@@ -51,7 +55,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core blocks blocks_sequence blocks_prefetch citus privileges
+REGRESS = setup snowflake uuidv7 uuidv7_core textforms blocks blocks_sequence blocks_prefetch citus privileges
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)

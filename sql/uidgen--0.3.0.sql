@@ -627,3 +627,52 @@ BEGIN
 END
 $check$;
 REVOKE ALL ON FUNCTION uidgen_citus_check() FROM PUBLIC;
+
+-- Text forms: ULID, TypeID, snowflake IDs in base32 (issue 23) ---------------
+
+-- A UUID's 128 bits as a ULID (https://github.com/ulid/spec): 26 characters
+-- of Crockford's base32, upper case; the inverse accepts either case and
+-- rejects a first character above '7' (an overflow).  Pure functions of
+-- their argument: IMMUTABLE, for indexes and generated columns.  A UUIDv7's
+-- ULID sorts (COLLATE "C") as the UUID does.  Bad input: 22P02, naming the
+-- character and its position, or the length.
+CREATE FUNCTION uuid_to_ulid(id uuid) RETURNS text
+    AS 'MODULE_PATHNAME', 'uuid_to_ulid'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION ulid_to_uuid(ulid text) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'ulid_to_uuid'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- TypeIDs (https://github.com/jetify-com/typeid, spec version 0.3.0):
+-- prefix '_' suffix, the prefix [a-z_] (at most 63, a letter at each end)
+-- or empty without the separator, the suffix the UUID in 26 characters of
+-- lower-case base32.  A bad prefix given to uuid_to_typeid() is 22023; a
+-- bad TypeID is 22P02, as is one of another prefix than the one required.
+CREATE FUNCTION uuid_to_typeid(prefix text, id uuid) RETURNS text
+    AS 'MODULE_PATHNAME', 'uuid_to_typeid'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION typeid_to_uuid(typeid text) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'typeid_to_uuid'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION typeid_to_uuid(typeid text, prefix text) RETURNS uuid
+    AS 'MODULE_PATHNAME', 'typeid_to_uuid_of_type'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION typeid_prefix(typeid text) RETURNS text
+    AS 'MODULE_PATHNAME', 'typeid_prefix'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- A snowflake ID (any non-negative bigint) as 13 characters of Crockford's
+-- base32, upper case, fixed width: its text order (COLLATE "C") is the
+-- numeric order.  For JavaScript and JSON, where numbers above 2^53 lose
+-- precision.  The inverse accepts either case; a negative ID is 22023.
+CREATE FUNCTION snowflake_to_text(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION text_to_snowflake(id text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'text_to_snowflake'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
