@@ -55,13 +55,13 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core textforms blocks blocks_sequence blocks_prefetch citus privileges
+REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch citus privileges
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
 	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
-	blocks_table_lock
+	blocks_table_lock convert_concurrent
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)

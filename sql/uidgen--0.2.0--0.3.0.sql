@@ -213,3 +213,188 @@ CREATE FUNCTION snowflake_to_text(id bigint) RETURNS text
 CREATE FUNCTION text_to_snowflake(id text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'text_to_snowflake'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Converting serial and identity columns (issue 23) ---------------------------
+
+-- What feeds a column now, for the conversions below: its type, whether it
+-- is an identity column ('a' always, 'd' by default, '' not), its default
+-- expression (NULL if none), and the sequence behind the identity or the
+-- default (NULL if none) with the next value that sequence would give
+-- (NULL if it gives none: exhausted, or descending).  42703 for a column
+-- that does not exist.  Reads the catalogs and the sequence; takes no lock.
+CREATE FUNCTION uidgen_column_source(tbl regclass, col name,
+                                     OUT type regtype, OUT identity "char",
+                                     OUT default_expr text, OUT sequence regclass,
+                                     OUT sequence_next numeric)
+    LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    attnum smallint;
+    last numeric;
+    called boolean;
+    inc bigint;
+    maxv bigint;
+BEGIN
+    SELECT a.atttypid::regtype, a.attidentity, a.attnum,
+           pg_get_expr(d.adbin, d.adrelid)
+      INTO type, identity, attnum, default_expr
+      FROM pg_attribute a
+      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF identity <> '' THEN
+        sequence := pg_get_serial_sequence(tbl::text, col)::regclass;
+    ELSE
+        -- the sequence a default such as nextval('t_id_seq') depends on
+        SELECT dep.refobjid::regclass INTO sequence
+          FROM pg_attrdef d
+          JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid
+                            AND dep.refclassid = 'pg_class'::regclass
+          JOIN pg_class c ON c.oid = dep.refobjid AND c.relkind = 'S'
+         WHERE d.adrelid = tbl AND d.adnum = attnum
+         LIMIT 1;
+    END IF;
+    IF sequence IS NOT NULL THEN
+        SELECT s.seqincrement, s.seqmax INTO inc, maxv FROM pg_sequence s WHERE s.seqrelid = sequence;
+        EXECUTE format('SELECT last_value, is_called FROM %s', sequence) INTO last, called;
+        sequence_next := CASE WHEN NOT called THEN last ELSE last + inc END;
+        IF inc < 0 OR sequence_next > maxv THEN
+            sequence_next := NULL;
+        END IF;
+    END IF;
+END;
+$$;
+
+-- Refuses unless the transaction reads committed rows with fresh snapshots:
+-- the conversions lock the table and then read max(column), which an older
+-- snapshot (REPEATABLE READ, SERIALIZABLE) could take from before the lock.
+CREATE FUNCTION uidgen_convert_check_isolation(what text) RETURNS void
+    LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION '% needs READ COMMITTED isolation', what
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = format('The transaction is %s: its snapshot may predate the table lock, and the largest value in the column would then be read from before it.',
+                                  upper(current_setting('transaction_isolation'))),
+                  HINT = 'Run it in a READ COMMITTED transaction (the default).';
+    END IF;
+END;
+$$;
+
+-- Switches a bigint column fed by a serial (bigserial) sequence, an
+-- identity, or nothing, to DEFAULT snowflake_next(), in the caller's
+-- transaction.  Locks the table ACCESS EXCLUSIVE first (waiting for every
+-- transaction that inserted or holds it; inserts queued behind the lock use
+-- the new default once this commits), then draws one snowflake ID and
+-- refuses (22003) if the column's largest value or the old sequence's next
+-- value is not below it: every later snowflake_next() of this server is
+-- above that ID, so no new ID can equal an old one.  An identity is
+-- dropped (ALTER COLUMN DROP IDENTITY, which drops its sequence); a serial's
+-- sequence is kept, still owned by the column, and no longer used by the
+-- default.  Returns the ID drawn: every ID the new default gives is above it.
+-- SECURITY INVOKER: the caller must own the table.
+CREATE FUNCTION convert_to_snowflake(tbl regclass, col name) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    src record;
+    top bigint;
+    first bigint;
+BEGIN
+    PERFORM @extschema@.uidgen_convert_check_isolation('convert_to_snowflake()');
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    src := @extschema@.uidgen_column_source(tbl, col);
+    IF src.type <> 'bigint'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is %, not bigint', col, tbl, src.type
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Snowflake IDs are 64-bit integers.',
+                  HINT = format('Widen it first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint.', tbl, col);
+    END IF;
+    IF src.default_expr IS NOT NULL AND src.sequence IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % has a default that is not a sequence''s', col, tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Its default is %s; only a serial or identity column, or one without a default, is converted.',
+                                  src.default_expr);
+    END IF;
+    EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
+    first := @extschema@.snowflake_next();
+    IF top >= first OR src.sequence_next >= first THEN
+        RAISE EXCEPTION 'existing values of column "%" of relation % could collide with snowflake IDs', col, tbl
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('The largest value is %s and the sequence %s would give %s next; both must be below %s, the snowflake ID just drawn, which every later snowflake ID of this server is above.',
+                                  coalesce(top::text, 'none'), coalesce(src.sequence::text, '(none)'),
+                                  coalesce(src.sequence_next::text, 'none'), first),
+                  HINT = 'Use convert_to_block_sequence(), whose IDs continue above the existing ones.';
+    END IF;
+    IF src.identity <> '' THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    END IF;
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT @extschema@.snowflake_next()', tbl, col);
+    RETURN first;
+END;
+$$;
+
+-- Moves a serial, identity or default-less column (bigint, integer or
+-- smallint) to a new block sequence "seq" and DEFAULT seq_next(seq), in the
+-- caller's transaction.  Locks the table ACCESS EXCLUSIVE first, as above,
+-- then creates the sequence with seq_create() (block_size, strategy), its
+-- start above the column's largest value and above the next value of the
+-- old sequence (so values a session still holds from the old sequence's
+-- cache are below it too), its max_value the column type's largest.  An
+-- identity is dropped with its sequence; a serial's sequence is kept,
+-- owned by the column.  The new default serves from the commit on (the
+-- allocator reads committed rows).  Returns the first ID of the sequence.
+-- SECURITY INVOKER: the caller must own the table and may call seq_create().
+CREATE FUNCTION convert_to_block_sequence(tbl regclass, col name, seq text,
+                                          block_size integer DEFAULT 1000,
+                                          strategy text DEFAULT 'table')
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    src record;
+    top numeric;
+    start numeric;
+    maxv bigint;
+BEGIN
+    PERFORM @extschema@.uidgen_convert_check_isolation('convert_to_block_sequence()');
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    src := @extschema@.uidgen_column_source(tbl, col);
+    maxv := CASE src.type WHEN 'bigint'::regtype THEN 9223372036854775807
+                          WHEN 'integer'::regtype THEN 2147483647
+                          WHEN 'smallint'::regtype THEN 32767 END;
+    IF maxv IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % is %, not an integer type', col, tbl, src.type
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Block sequences give bigint IDs; the column must be bigint, integer or smallint.';
+    END IF;
+    IF src.default_expr IS NOT NULL AND src.sequence IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % has a default that is not a sequence''s', col, tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Its default is %s; only a serial or identity column, or one without a default, is converted.',
+                                  src.default_expr);
+    END IF;
+    EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
+    start := greatest(top + 1, src.sequence_next, 1);
+    IF start > maxv OR start = 9223372036854775807 THEN
+        RAISE EXCEPTION 'column "%" of relation % has no values left above its existing ones', col, tbl
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('The next free value would be %s; the column''s type %s ends at %s.',
+                                  start, src.type, maxv);
+    END IF;
+    PERFORM @extschema@.seq_create(seq, start::bigint, block_size, maxv, strategy);
+    IF src.identity <> '' THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    END IF;
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT @extschema@.seq_next(%L)', tbl, col, seq);
+    RETURN start::bigint;
+END;
+$$;
