@@ -16,9 +16,11 @@ PG_BIN=$(dirname "$PG_CONFIG")
 RUN_AS=${UIDGEN_RUN_AS:-postgres}
 # What building uidgen needs (demo.sh installs only these and PostgreSQL).
 BUILD_PACKAGES=(make gcc libc6-dev)
-# What test.sh needs besides: the TAP tests' IPC::Run, libfaketime, and
-# rsync for the test copy.
-TEST_PACKAGES=(libipc-run-perl faketime libfaketime rsync)
+# What test.sh needs besides: the TAP tests' IPC::Run, libfaketime, rsync
+# for the test copy, and the ORMs test/t/170_orm_recipes.pl runs the recipes
+# of docs/orms.md with (SQLAlchemy, Django, psycopg2; in bookworm, trixie
+# and sid).
+TEST_PACKAGES=(libipc-run-perl faketime libfaketime rsync python3-sqlalchemy python3-django python3-psycopg2)
 # patroni and etcd-server, for test.sh only: test/t/130_patroni.pl runs its
 # own etcd and Patronis on free ports above 49152; install_packages neither
 # starts nor enables their services.  python3-etcd is named because patroni

@@ -1,0 +1,1 @@
+"""The Django app of docs/orms.md's recipe (test/orm/django_recipe.py)."""
