@@ -328,8 +328,22 @@ my @expected_added = (
 	'uuid_extract_version(uuid)',
 	'uuidv7_at(timestamp with time zone)',
 	'uuidv7_next()',
-	'uuidv7_next(interval)');
-is(join(' | ', @added), join(' | ', @expected_added),
+	'uuidv7_next(interval)',
+	# 0.3.0: text forms and conversions (issue 23; docs/text-forms.md,
+	# docs/converting.md)
+	'convert_to_block_sequence(regclass,name,text,integer,text)',
+	'convert_to_snowflake(regclass,name)',
+	'snowflake_to_text(bigint)',
+	'text_to_snowflake(text)',
+	'typeid_prefix(text)',
+	'typeid_to_uuid(text)',
+	'typeid_to_uuid(text,text)',
+	'uidgen_column_source(regclass,name)',
+	'uidgen_convert_check_isolation(text)',
+	'ulid_to_uuid(text)',
+	'uuid_to_typeid(text,uuid)',
+	'uuid_to_ulid(uuid)');
+is(join(' | ', @added), join(' | ', sort @expected_added),
 	'0.2.0 and 0.3.0 add their new functions to those of 0.1.0');
 
 $node->stop;
