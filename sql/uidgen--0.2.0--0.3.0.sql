@@ -269,13 +269,22 @@ BEGIN
 END;
 $$;
 
--- Refuses unless the transaction reads committed rows with fresh snapshots:
--- the conversions lock the table and then read max(column), which an older
--- snapshot (REPEATABLE READ, SERIALIZABLE) could take from before the lock.
-CREATE FUNCTION uidgen_convert_check_isolation(what text) RETURNS void
-    LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
+-- The start of both conversions below ("what" names the caller in errors):
+-- refuses unless the transaction reads committed rows with fresh snapshots
+-- (25001; an older snapshot, REPEATABLE READ or SERIALIZABLE, could read
+-- max(column) from before the lock), locks the table ACCESS EXCLUSIVE,
+-- and returns uidgen_column_source(), refusing (55000) a default that is
+-- not a sequence's: only serial, identity and default-less columns are
+-- converted.
+CREATE FUNCTION uidgen_convert_begin(what text, tbl regclass, col name,
+                                     OUT type regtype, OUT identity "char",
+                                     OUT default_expr text, OUT sequence regclass,
+                                     OUT sequence_next numeric)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    src record;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION '% needs READ COMMITTED isolation', what
@@ -284,6 +293,16 @@ BEGIN
                                   upper(current_setting('transaction_isolation'))),
                   HINT = 'Run it in a READ COMMITTED transaction (the default).';
     END IF;
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    src := @extschema@.uidgen_column_source(tbl, col);
+    IF src.default_expr IS NOT NULL AND src.sequence IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % has a default that is not a sequence''s', col, tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Its default is %s; only a serial or identity column, or one without a default, is converted.',
+                                  src.default_expr);
+    END IF;
+    SELECT src.type, src.identity, src.default_expr, src.sequence, src.sequence_next
+      INTO type, identity, default_expr, sequence, sequence_next;
 END;
 $$;
 
@@ -308,20 +327,12 @@ DECLARE
     top bigint;
     first bigint;
 BEGIN
-    PERFORM @extschema@.uidgen_convert_check_isolation('convert_to_snowflake()');
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-    src := @extschema@.uidgen_column_source(tbl, col);
+    src := @extschema@.uidgen_convert_begin('convert_to_snowflake()', tbl, col);
     IF src.type <> 'bigint'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is %, not bigint', col, tbl, src.type
             USING ERRCODE = 'datatype_mismatch',
                   DETAIL = 'Snowflake IDs are 64-bit integers.',
                   HINT = format('Widen it first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint.', tbl, col);
-    END IF;
-    IF src.default_expr IS NOT NULL AND src.sequence IS NULL THEN
-        RAISE EXCEPTION 'column "%" of relation % has a default that is not a sequence''s', col, tbl
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Its default is %s; only a serial or identity column, or one without a default, is converted.',
-                                  src.default_expr);
     END IF;
     EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
     first := @extschema@.snowflake_next();
@@ -365,9 +376,7 @@ DECLARE
     start numeric;
     maxv bigint;
 BEGIN
-    PERFORM @extschema@.uidgen_convert_check_isolation('convert_to_block_sequence()');
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-    src := @extschema@.uidgen_column_source(tbl, col);
+    src := @extschema@.uidgen_convert_begin('convert_to_block_sequence()', tbl, col);
     maxv := CASE src.type WHEN 'bigint'::regtype THEN 9223372036854775807
                           WHEN 'integer'::regtype THEN 2147483647
                           WHEN 'smallint'::regtype THEN 32767 END;
@@ -375,12 +384,6 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % is %, not an integer type', col, tbl, src.type
             USING ERRCODE = 'datatype_mismatch',
                   DETAIL = 'Block sequences give bigint IDs; the column must be bigint, integer or smallint.';
-    END IF;
-    IF src.default_expr IS NOT NULL AND src.sequence IS NULL THEN
-        RAISE EXCEPTION 'column "%" of relation % has a default that is not a sequence''s', col, tbl
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Its default is %s; only a serial or identity column, or one without a default, is converted.',
-                                  src.default_expr);
     END IF;
     EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO top;
     start := greatest(top + 1, src.sequence_next, 1);

@@ -339,7 +339,7 @@ my @expected_added = (
 	'typeid_to_uuid(text)',
 	'typeid_to_uuid(text,text)',
 	'uidgen_column_source(regclass,name)',
-	'uidgen_convert_check_isolation(text)',
+	'uidgen_convert_begin(text,regclass,name)',
 	'ulid_to_uuid(text)',
 	'uuid_to_typeid(text,uuid)',
 	'uuid_to_ulid(uuid)');
