@@ -24,6 +24,7 @@ settings.configure(
         "PORT": os.environ.get("PGPORT", ""),
     }},
     INSTALLED_APPS=["django_recipe_app"],
+    DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
     USE_TZ=True,
 )
 django.setup()
