@@ -64,32 +64,46 @@ sub check_common
 	return;
 }
 
-SKIP:
-{
-	my $missing = missing_module('sqlalchemy', 'psycopg2');
-	skip "SQLAlchemy recipe: Python module $missing missing (install python3-sqlalchemy and python3-psycopg2)", 10
-	  if $missing;
-	my $f = run_recipe('sqlalchemy_recipe.py', 'sa');
-	note("SQLAlchemy $f->{sqlalchemy}");
-	check_common('SQLAlchemy', $f);
-	is($f->{legacy_old_max}, 100, 'SQLAlchemy: 100 rows before the conversion');
-	ok($f->{legacy_new_above_old}, 'SQLAlchemy: converted BIGSERIAL key: new IDs above the old');
-}
+# Each recipe: its script, database, modules, and the checks of its own
+# facts (after those both report), with their count.
+my @recipes = (
+	[
+		'SQLAlchemy', 'sqlalchemy_recipe.py', 'sa', [ 'sqlalchemy', 'psycopg2' ], 2,
+		sub {
+			my ($f) = @_;
+			is($f->{legacy_old_max}, 100, 'SQLAlchemy: 100 rows before the conversion');
+			ok($f->{legacy_new_above_old},
+				'SQLAlchemy: converted BIGSERIAL key: new IDs above the old');
+		}
+	],
+	[
+		'Django', 'django_recipe.py', 'dj', [ 'django', 'psycopg2' ], 6,
+		sub {
+			my ($f) = @_;
+			is($f->{orders_identity}, '', 'Django: no identity left on the converted key');
+			is($f->{orders_old_max}, 100, 'Django: 100 rows before the conversion');
+			ok($f->{orders_new_above_old}, 'Django: converted key: new IDs above the old');
+			is($f->{line_fk_types}, 'document_id uuid, order_id bigint',
+				'Django: foreign keys bigint and uuid');
+			ok($f->{lines_read_back}, 'Django: rows with both foreign keys read back');
+			ok($f->{reload_same_key}, 'Django: a row found again by its key');
+		}
+	]);
 
-SKIP:
+for my $r (@recipes)
 {
-	my $missing = missing_module('django', 'psycopg2');
-	skip "Django recipe: Python module $missing missing (install python3-django and python3-psycopg2)", 14
-	  if $missing;
-	my $f = run_recipe('django_recipe.py', 'dj');
-	note("Django $f->{django}");
-	check_common('Django', $f);
-	is($f->{orders_identity}, '', 'Django: no identity left on the converted key');
-	is($f->{orders_old_max}, 100, 'Django: 100 rows before the conversion');
-	ok($f->{orders_new_above_old}, 'Django: converted key: new IDs above the old');
-	is($f->{line_fk_types}, 'document_id uuid, order_id bigint', 'Django: foreign keys bigint and uuid');
-	ok($f->{lines_read_back}, 'Django: rows with both foreign keys read back');
-	ok($f->{reload_same_key}, 'Django: a row found again by its key');
+	my ($name, $script, $db, $modules, $count, $checks) = @$r;
+  SKIP:
+	{
+		my $missing = missing_module(@$modules);
+		skip "$name recipe: Python module $missing missing (install the Debian packages python3-"
+		  . join(' and python3-', @$modules) . ')', 8 + $count
+		  if $missing;
+		my $f = run_recipe($script, $db);
+		note("$name $f->{lc $name}");
+		check_common($name, $f);
+		$checks->($f);
+	}
 }
 
 $node->stop;
