@@ -129,6 +129,20 @@ INSERT INTO blk_small VALUES (32767);
 SELECT convert_to_block_sequence('blk_int', 'id', 'blk_int_ids') AS first_id;
 SELECT name, next_block_start, max_value FROM id_sequences WHERE name = 'blk_int_ids';
 
+-- A partitioned table: the lock, max() and the new default cover every
+-- partition, also for rows inserted into a partition directly.
+CREATE TABLE blk_part (id bigserial, k int, PRIMARY KEY (id, k)) PARTITION BY LIST (k);
+CREATE TABLE blk_part1 PARTITION OF blk_part FOR VALUES IN (1);
+CREATE TABLE blk_part2 PARTITION OF blk_part FOR VALUES IN (2);
+INSERT INTO blk_part (k) SELECT 1 + i % 2 FROM generate_series(1, 10) i;
+INSERT INTO blk_part2 VALUES (40, 2);
+SELECT convert_to_block_sequence('blk_part', 'id', 'blk_part_ids') AS first_id;
+INSERT INTO blk_part (k) VALUES (1), (2);
+INSERT INTO blk_part1 (k) VALUES (1);
+SELECT tableoid::regclass AS part, pg_temp.feed(tableoid::regclass, 'id') AS default,
+       count(*), count(*) FILTER (WHERE id > 40) AS new
+FROM blk_part GROUP BY tableoid ORDER BY 1;
+
 -- Refusals: no values left, an existing sequence name, a text column, a
 -- default that is not a sequence's; the column stays as it was.
 SELECT seq_create('taken');
@@ -145,6 +159,6 @@ SELECT error_of($$SELECT convert_to_block_sequence('conv_int', 'id', 'ser_ids')$
 ROLLBACK;
 
 DROP TABLE conv_serial, conv_identity, conv_plain, conv_int, conv_text, conv_default, conv_big,
-    conv_big_seq, blk_serial, blk_identity, blk_int, blk_small;
+    conv_big_seq, blk_serial, blk_identity, blk_int, blk_small, blk_part;
 SELECT seq_drop(name) FROM id_sequences
-WHERE name IN ('blk_serial_ids', 'blk_identity_ids', 'blk_int_ids', 'taken');
+WHERE name IN ('blk_serial_ids', 'blk_identity_ids', 'blk_int_ids', 'blk_part_ids', 'taken');
