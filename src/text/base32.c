@@ -125,8 +125,12 @@ static void
 base32_check_length(const char *what, const char *input, const char *s,
 					int len, int want)
 {
-	int			chars = pg_mbstrlen_with_len(s, len);
+	int			chars;
 
+	/* as many bytes: a multibyte character among them is a bad digit */
+	if (len == want)
+		return;
+	chars = pg_mbstrlen_with_len(s, len);
 	if (chars == want)
 		return;
 	if (s == input)
