@@ -21,7 +21,7 @@
  * away when it arrives.  The allocator frees the entries nobody used for
  * uidgen.allocator_idle_timeout, and seq_unprefetch() the entry of a
  * sequence seq_alter() or seq_advance() is changing.  Shared memory: one
- * CacheEntry (456 bytes on 64-bit platforms) per entry,
+ * CacheEntry (488 bytes on 64-bit platforms) per entry,
  * uidgen.block_cache_entries of them, whatever the ranges hold.
  *
  * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
