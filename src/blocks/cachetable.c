@@ -388,9 +388,11 @@ cachetable_release_idle(Oid dbid, int timeout_s)
 /*
  * For seq_alter() and seq_advance() (seq_unprefetch()), whose transaction
  * holds the sequence's row FOR UPDATE, so that no refill moves it: free the
- * entry of a sequence of strategy 'table' of this database and return where
- * its row may move back to, the first ID not carved, when what the entry
- * holds ends at the row's next_block_start (end); else end.  What it holds
+ * entry of a sequence of this database (of either strategy: seq_advance()
+ * of strategy 'sequence' must not leave seq_next() a block below "past")
+ * and, for strategy 'table', return where its row may move back to, the
+ * first ID not carved, when what the entry holds ends at the row's
+ * next_block_start (end); else end.  What it holds
  * is, from the end down, the refill in flight (committed by the allocator,
  * whose row lock the caller waited for, and not stored yet), the spare
  * range and the current one: each gives its IDs back if it ends where the
