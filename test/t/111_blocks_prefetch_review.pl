@@ -52,8 +52,8 @@ $node->safe_psql('postgres', q{
 	END $$;
 });
 my ($n, $gaps, $distinct) = split /\|/,
-  $node->safe_psql('postgres', 'SELECT * FROM draw_for(3.5)');
-note "one statement of 3.5 s drew $n IDs with $gaps gaps";
+  $node->safe_psql('postgres', 'SELECT * FROM draw_for(4.5)');
+note "one statement of 4.5 s drew $n IDs with $gaps gaps";
 cmp_ok($n, '>', 100, 'the statement drew IDs throughout');
 is($distinct, $n, 'every ID it drew is distinct');
 is($gaps, 0, 'a statement drawing for longer than allocator_idle_timeout keeps its entry: no gap');
