@@ -198,6 +198,14 @@ function ratio(label, x, y, goal, goal8,    p1, p8, b1, b8, g) {
                     goal8 ? sprintf(", %s (8)", pass(p8, goal)) : "")
     printf "%-44s %10.2fx %10.2fx %10.2fx %10.2fx  %s\n", label, p1, b1, p8, b8, g
 }
+# one row of net ns per call: x against y, or "below the noise" for y
+function netrow(lx, x, ly, y,    a, b) {
+    a = net(x); b = net(y)
+    if (b > 0)
+        printf "  %s %.0f, %s %.0f: %.2fx\n", lx, a, ly, b, a / b
+    else
+        printf "  %s %.0f, %s %.0f (not above the loop baseline: no ratio)\n", lx, a, ly, b
+}
 # ns per call in one backend, net of the loop (1 client, medians)
 function net(name,    t, l) {
     t = median(all[1, name]); l = median(all[1, "loopx"])
@@ -237,10 +245,8 @@ END {
     ratio("seq_next() / nextval() CACHE 1", "seqnextx", "nextvalx", 1.5, 1)
     print ""
     print "ns per call through pgbench, 1 client, net of the loop baseline (medians; each statement commits):"
-    a = net("nv1000x"); b = net("reservex")
-    printf "  nextval() INCREMENT 1000 %.0f, seq_reserve_block(name, 1000) %.0f: %.2fx\n", a, b, (b > 0 ? a / b : 0)
-    a = net("nextvalx"); b = net("seqnextx")
-    printf "  nextval() CACHE 1 %.0f, seq_next() %.0f: %.2fx\n", a, b, (b > 0 ? a / b : 0)
+    netrow("nextval() INCREMENT 1000", "nv1000x", "seq_reserve_block(name, 1000)", "reservex")
+    netrow("nextval() CACHE 1", "nextvalx", "seq_next()", "seqnextx")
     print "ns per call, " cpuclock " time of one backend, one statement of " ENVIRON["cpu_n"] " calls, net of count(1) (best, median of runs):"
     cpurow("nextval() CACHE 1", "nextval")
     cpurow("seq_next()", "seqnext")
