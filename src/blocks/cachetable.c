@@ -392,12 +392,12 @@ cachetable_release_idle(Oid dbid, int timeout_s)
  * of strategy 'sequence' must not leave seq_next() a block below "past")
  * and, for strategy 'table', return where its row may move back to, the
  * first ID not carved, when what the entry holds ends at the row's
- * next_block_start (end); else end.  What it holds
- * is, from the end down, the refill in flight (committed by the allocator,
- * whose row lock the caller waited for, and not stored yet), the spare
- * range and the current one: each gives its IDs back if it ends where the
- * one above starts.  Carving and the freeing are under the one mutex:
- * nothing is carved past the ID returned.
+ * next_block_start (end); else end.  What it holds is, from the end down,
+ * the refill in flight (committed by the allocator, whose row lock the
+ * caller waited for, and not stored yet), the spare range and the current
+ * one: each gives its IDs back if it ends where the one above starts.
+ * Carving and the freeing are under the one mutex: nothing is carved past
+ * the ID returned.
  */
 int64
 cachetable_unprefetch(const char *name, int64 end)
