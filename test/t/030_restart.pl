@@ -81,7 +81,7 @@ sub client_script
 	my $one = "INSERT INTO t (c) VALUES ($c) RETURNING id, u;\n"
 	  . "SELECT snowflake_next(), uuidv7_next();\n"
 	  . "SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u "
-	  . "FROM generate_series(1, 500)) s ORDER BY id DESC LIMIT 1;\n";
+	  . "FROM generate_series(1, 100)) s ORDER BY id DESC LIMIT 1;\n";
 	return $one x 20000;
 }
 
