@@ -216,24 +216,35 @@ check_worker_id_source(const char *raw_worker_id)
 			 errhint("Remove uidgen.worker_id from the configuration, or set uidgen.worker_id_registry to an empty string.")));
 }
 
+/* Is "name" under the prefix uidgen., in any case (as GUC names are)? */
+static bool
+is_uidgen_name(const char *name)
+{
+	return pg_strncasecmp(name, "uidgen.", 7) == 0;
+}
+
 /*
- * The uidgen.* setting nearest to "name" by edit distance (the one
- * PostgreSQL's "did you mean" hints use), or NULL if none is near.
+ * The uidgen.* setting nearest to "name" by edit distance, ignoring case
+ * (the distance PostgreSQL's "did you mean" hints use), or NULL if none is
+ * near.
  */
 static const char *
 nearest_setting(const char *name, struct config_generic **vars, int n)
 {
 	const char *best = NULL;
+	char	   *lower = pstrdup(name);
 	int			best_d = strlen(name) / 2 + 1;
 
+	for (char *c = lower; *c; c++)
+		*c = pg_tolower((unsigned char) *c);
 	for (int i = 0; i < n; i++)
 	{
 		int			d;
 
 		if ((vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) ||
-			strncmp(vars[i]->name, "uidgen.", 7) != 0)
+			!is_uidgen_name(vars[i]->name))
 			continue;
-		d = varstr_levenshtein(name, strlen(name), vars[i]->name,
+		d = varstr_levenshtein(lower, strlen(lower), vars[i]->name,
 							   strlen(vars[i]->name), 1, 1, 1, false);
 		if (d < best_d)
 		{
@@ -241,6 +252,7 @@ nearest_setting(const char *name, struct config_generic **vars, int n)
 			best_d = d;
 		}
 	}
+	pfree(lower);
 	return best;
 }
 
@@ -250,6 +262,9 @@ nearest_setting(const char *name, struct config_generic **vars, int n)
  * worker id it was meant to have.  Refuse to start instead, naming the
  * nearest setting.  Runs after the settings are defined and before the
  * prefix is reserved, while the misspelt ones are still placeholders.
+ * The prefix is matched in any case: PostgreSQL's reservation is
+ * case-sensitive and would keep "UIDGEN.WORKERID = 5" silently, yet
+ * "UIDGEN.WORKER_ID = 5" sets uidgen.worker_id (GUC names ignore case).
  */
 static void
 check_unknown_settings(void)
@@ -262,7 +277,7 @@ check_unknown_settings(void)
 		const char *near;
 
 		if (!(vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) ||
-			strncmp(vars[i]->name, "uidgen.", 7) != 0)
+			!is_uidgen_name(vars[i]->name))
 			continue;
 		near = nearest_setting(vars[i]->name, vars, n);
 		ereport(ERROR,

@@ -156,6 +156,21 @@ like($log, qr/FATAL:\s+(?:42704:\s+)?unrecognized configuration parameter "uidge
 	'the FATAL names the misspelt setting');
 like($log, qr/HINT:\s+Perhaps you meant "uidgen\.worker_id"\./,
 	'and the hint the setting it was meant to be');
+# In capitals too: PostgreSQL reserves the prefix case-sensitively and
+# would keep "UIDGEN.WORKERID" without a word, and the server would run
+# on the worker id set before it.
+($up, $log) = try_start("uidgen.worker_id = 1\nUIDGEN.WORKERID = 5\n");
+ok(!$up, 'a misspelt setting in capitals: server refuses to start');
+like($log, qr/FATAL:\s+(?:42704:\s+)?unrecognized configuration parameter "UIDGEN\.WORKERID"/,
+	'the FATAL names it as written');
+like($log, qr/HINT:\s+Perhaps you meant "uidgen\.worker_id"\./,
+	'and the hint the setting it was meant to be');
+# ...while the right name in capitals is the setting (GUC names ignore case)
+($up, $log) = try_start("uidgen.worker_id = 1\nUIDGEN.WORKER_ID = 5\n", 1);
+ok($up, 'uidgen.worker_id in capitals: the server starts');
+is($node->safe_psql('postgres', 'SELECT snowflake_worker(snowflake_next())'),
+	'5', 'and generates under the worker id it sets');
+$node->stop;
 ($up, $log) = try_start("uidgen.no_such_thing_at_all = on\n");
 ok(!$up, 'an unknown uidgen.* setting: server refuses to start');
 like($log, qr/HINT:\s+Remove it from the configuration/,

@@ -81,7 +81,7 @@ sub client_script
 	my $one = "INSERT INTO t (c) VALUES ($c) RETURNING id, u;\n"
 	  . "SELECT snowflake_next(), uuidv7_next();\n"
 	  . "SELECT id, u FROM (SELECT snowflake_next() AS id, uuidv7_next() AS u "
-	  . "FROM generate_series(1, 10)) s ORDER BY id DESC LIMIT 1;\n";
+	  . "FROM generate_series(1, 100)) s ORDER BY id DESC LIMIT 1;\n";
 	return $one x 20000;
 }
 
@@ -93,6 +93,9 @@ sub crash_under_load
 	$node->poll_query_until('postgres',
 		"SELECT count(*) >= $rows_before + 3000 FROM t")
 	  or die "clients made no progress";
+	# (on a loaded machine the clients may need a while to outrun it)
+	$node->poll_query_until('postgres',
+		q{SELECT clock_ahead > interval '0.3 s' FROM uidgen_status()});
 	clock_is_ahead($what);
 	$crash->();
 	stop_clients($clients);

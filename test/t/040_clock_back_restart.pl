@@ -96,7 +96,9 @@ is(uidgen_status($node)->{waits}, '0', 'still no waits');
 $old_id = $node->safe_psql('postgres',
 	'SELECT max(snowflake_next()) FROM generate_series(1, 60000)');
 my $saved_at_ms = read_state_file($node)->{saved_at_ms};
-cmp_ok($saved_at_ms - int(time() * 1000), '>', -5000,
+# (within a minute of now, far from the hour behind; on a loaded machine the
+# keeper's last write can be seconds old: 5.2 s was seen with load 13 on 2 CPUs)
+cmp_ok($saved_at_ms - int(time() * 1000), '>', -60000,
 	'the mark written during the episode records real time, not the wall clock an hour behind');
 kill9_and_wait($node);
 start_faked($node, $fake);

@@ -32,6 +32,12 @@ plan skip_all => 'libfaketime is not installed' unless faketime_available();
 # The old cluster: uidgen preloaded, IDs issued and kept in a table (which
 # pg_upgrade copies, so the new cluster can compare against them).
 my $old = PostgreSQL::Test::Cluster->new('old', install_path => $from);
+# An older major only (15's pg_upgrade, the oldest, has no --copy either).
+my $this_major = PostgreSQL::Test::Cluster->new('probe')->pg_version->major;
+plan skip_all => "UIDGEN_UPGRADE_FROM ($from, PostgreSQL "
+  . $old->pg_version->major
+  . ") is not an older major than the one under test ($this_major)"
+  unless $old->pg_version->major < $this_major;
 $old->init;
 $old->append_conf('postgresql.conf', "shared_preload_libraries = 'uidgen'\nuidgen.worker_id = 0\n");
 $old->start;
