@@ -17,7 +17,17 @@ SELECT * FROM seq_reserve_block('pf', 1000);
 SELECT * FROM seq_reserve_block('pf', 1000);
 SELECT * FROM seq_reserve_block('pf');
 SELECT seq_next('pf');
--- what is handed out and what is held ahead add up to the row's end
+-- what is handed out and what is held ahead add up to the row's end (once
+-- a refill that may be under way is stored)
+DO $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN (SELECT next_id + reserved_ahead = next_block_start
+                     FROM id_sequences_prefetch WHERE name = 'pf');
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END
+$$;
 SELECT name, strategy, next_id, next_block_start >= next_id AS ahead_ok,
        next_id + reserved_ahead = next_block_start AS adds_up
   FROM id_sequences_prefetch WHERE name = 'pf';
@@ -52,6 +62,23 @@ SELECT pg_temp.err($$SELECT seq_next('pfx')$$);
 SELECT seq_create('pfn', block_size => 7, max_value => 10);
 SELECT array_agg(seq_next('pfn')) FROM generate_series(1, 10);
 SELECT pg_temp.err($$SELECT seq_next('pfn')$$);
+-- a refill that finds no room leaves what the entry holds to be carved: the
+-- refill asked for once 8 is carved finds none (the row says exhausted),
+-- and 9 and 10 are still served
+SELECT seq_create('pfe', block_size => 7, max_value => 10);
+SELECT array_agg(seq_next('pfe')) FROM generate_series(1, 8);
+DO $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN (SELECT exhausted FROM id_sequences WHERE name = 'pfe');
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    PERFORM pg_sleep(0.2);
+END
+$$;
+SELECT exhausted FROM id_sequences WHERE name = 'pfe';
+SELECT array_agg(seq_next('pfe')) FROM generate_series(1, 2);
+SELECT pg_temp.err($$SELECT seq_next('pfe')$$);
 
 -- Strategy 'sequence' is not prefetched: whole blocks from its native
 -- sequence, as before
@@ -78,4 +105,4 @@ SELECT seq_next('pfa');
 SELECT seq_advance('pfa', 50);
 SELECT seq_next('pfa') > 50 AS above_past;
 
-SELECT seq_drop(name) FROM id_sequences WHERE name IN ('pf', 'pfx', 'pfn', 'pfs', 'pfa');
+SELECT seq_drop(name) FROM id_sequences WHERE name IN ('pf', 'pfx', 'pfn', 'pfe', 'pfs', 'pfa');

@@ -28,8 +28,9 @@
  * after a failover still covers a refill an asynchronous standby missed),
  * and never below the block size or the request waiting for it.  A refill
  * takes what is left below max_value if that is less (allocsql.c), so a
- * request that fits below max_value is served; one that does not gets
- * 2200H, and the entry then carves nothing more (exhausted is sticky).
+ * request that fits below max_value is served, also from what the entry
+ * holds after a refill found no room; one that does not gets 2200H, and
+ * the entry then carves nothing more (exhausted is sticky).
  *
  * What is durable before what: the range is committed (allocworker.c's
  * table) before it is stored here; carving is in memory only.  A crash or
@@ -227,6 +228,9 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 			/* the caller's request, not the refill's */
 			failure.requested = n > 0 ? n : failure.requested;
 			failures_seen = e->failures;
+			/* refused: sticky from now on, as in the row */
+			if (failure.outcome == ALLOC_EXHAUSTED)
+				e->exhausted = true;
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
 			/* a sequence gone meanwhile keeps no entry */
@@ -466,14 +470,13 @@ blockcache_deliver(const AllocWork *w)
 		}
 		else if (r->outcome != ALLOC_OK)
 		{
+			/*
+			 * A refill that found no room leaves what is held to be carved:
+			 * a request that fits is served.  Only a caller refused makes
+			 * the entry exhausted (cache_wait), sticky as in the row.
+			 */
 			e->failures++;
 			e->failure = *r;
-			/*
-			 * exhausted is sticky, as in the row: nothing more is served;
-			 * what is held may go back to the row (cachetable_unprefetch())
-			 */
-			if (r->outcome == ALLOC_EXHAUSTED)
-				e->exhausted = true;
 		}
 		e->refill = REFILL_IDLE;
 		e->flight_count = 0;

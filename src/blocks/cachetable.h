@@ -40,7 +40,7 @@ typedef struct CacheEntry
 	int64		spare_count;	/* 0: none */
 	bool		is_table;		/* strategy 'table': seq_reserve_block() carves */
 	int32		block_size;		/* as the last range came (0: unknown) */
-	bool		exhausted;		/* a refill found no room: carve nothing */
+	bool		exhausted;		/* a caller got 2200H: carve nothing more */
 	int64		want;			/* IDs a waiting caller needs (0: block_size) */
 	int64		step;			/* IDs the next refill asks for (0: block_size) */
 	int64		range_count;	/* IDs of the last range delivered */
