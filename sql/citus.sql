@@ -11,9 +11,9 @@ SELECT uidgen_citus_worker() = current_setting('uidgen.worker_id') || ',setting'
        AS worker_and_source;
 
 -- A conflict list without this server's worker id refuses nothing.
-SELECT uidgen_citus_refuse(ARRAY[worker_id + 1, worker_id + 2])
+SELECT uidgen_citus_refuse(ARRAY[worker_id + 1, worker_id + 2], false)
 FROM uidgen_status();
-SELECT uidgen_citus_refuse('{}');
+SELECT uidgen_citus_refuse('{}', true);
 SELECT state FROM uidgen_status();
 SELECT snowflake_worker(snowflake_next()) = current_setting('uidgen.worker_id')::int
        AS own_worker;

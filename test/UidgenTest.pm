@@ -355,7 +355,8 @@ sub kill9_and_wait
 # The state file of a stopped node, decoded (see src/clock/statefile.c):
 # hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings,
 # whether the post-recovery clock jump is still to be made, and what the
-# file says of copies (src/replicas/copies.c).
+# file says of copies (src/replicas/copies.c), the worker id adopted from
+# Citus and the one refused for a conflict (-1: none; version 4).
 sub read_state_file
 {
 	my ($node) = @_;
@@ -364,8 +365,9 @@ sub read_state_file
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
 		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
 		$copy_reason, $blocks_fenced, $skip_nonce, $origin_worker,
-		$origin_mark, $sysid, $dir_ino, $timeline) =
-	  unpack('L L Q Q l l l x4 q C C C C L l x4 Q Q Q L', $raw);
+		$adopted_worker, $origin_mark, $sysid, $dir_ino, $timeline,
+		$refused_worker) =
+	  unpack('L L Q Q l l l x4 q C C C C L l L Q Q Q L x4 L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
 	return {
 		version => $version,
@@ -386,6 +388,8 @@ sub read_state_file
 		system_identifier => $sysid,
 		dir_ino => $dir_ino,
 		timeline => $timeline,
+		adopted_worker => $adopted_worker - 1,
+		refused_worker => $refused_worker - 1,
 	};
 }
 
