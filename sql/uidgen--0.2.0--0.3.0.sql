@@ -74,6 +74,7 @@ DECLARE
                         FROM pg_extension e WHERE e.extname = 'uidgen');
     conflicting integer[];
     complete boolean;
+    failed text;
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_extension e WHERE e.extname = 'citus') THEN
         RAISE EXCEPTION 'uidgen_citus_check() needs the citus extension in this database'
@@ -96,9 +97,19 @@ BEGIN
     -- a node that did not answer may share any worker id: refusals stay
     complete := NOT EXISTS (SELECT FROM uidgen_citus_nodes c WHERE c.worker_id IS NULL);
     IF conflicting IS NOT NULL OR complete THEN
-        PERFORM run_command_on_all_nodes(
-            format('SELECT %s.uidgen_citus_refuse(%L, %L)', quote_ident(ext_schema),
-                   coalesce(conflicting, '{}'), complete));
+        -- a node that could not record its refusal must be told of
+        SELECT string_agg(n.nodename || ':' || n.nodeport || ': ' || r.result, '; ')
+            INTO failed
+            FROM run_command_on_all_nodes(
+                     format('SELECT %s.uidgen_citus_refuse(%L, %L)', quote_ident(ext_schema),
+                            coalesce(conflicting, '{}'), complete)) r
+            JOIN pg_dist_node n USING (nodeid)
+            WHERE NOT r.success;
+        IF failed IS NOT NULL THEN
+            RAISE WARNING 'uidgen_citus_check() could not record its outcome on every node'
+                USING DETAIL = format('Nodes that failed: %s.', failed),
+                      HINT = 'A node listed here may not refuse a conflicting worker id; run the check again once it answers.';
+        END IF;
     END IF;
     RETURN QUERY
     SELECT c.node, c.worker_id, c.source,
@@ -159,8 +170,6 @@ BEGIN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
             USING ERRCODE = 'undefined_object';
     END IF;
-    -- what Citus workers hold of it is thrown away (Citus section below)
-    PERFORM @extschema@.seq_workers_forget(seq_lock_row.name);
     -- the IDs prefetched and not handed out go back to the row (block prefetch)
     IF cur.strategy = 'table' THEN
         back := @extschema@.seq_unprefetch(cur.name, cur.next_block_start);
@@ -170,6 +179,9 @@ BEGIN
             cur.next_block_start := back;
         END IF;
     END IF;
+    -- then what Citus workers hold of it is thrown away (Citus section
+    -- below): a refill from now on waits for the row
+    PERFORM @extschema@.seq_workers_forget(seq_lock_row.name);
     RETURN cur;
 END;
 $$;

@@ -51,6 +51,7 @@
 #include "core/settings.h"
 #include "core/shmem.h"
 #include "replicas/citus.h"
+#include "replicas/copies.h"
 
 PG_FUNCTION_INFO_V1(uidgen_citus_worker);
 PG_FUNCTION_INFO_V1(uidgen_citus_refuse);
@@ -233,6 +234,10 @@ uidgen_citus_worker(PG_FUNCTION_ARGS)
 		worker = uidgen_settings.worker_id;
 	else
 	{
+		/* a copy refused for its origin's worker id adopts nothing (902) */
+		copies_guard();
+		if (copies_refused())
+			copies_refuse();
 		group_checked = false;
 		worker = citus_worker_id();
 	}

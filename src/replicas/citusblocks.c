@@ -156,6 +156,7 @@ static void
 citusblocks_decide(void)
 {
 	char	   *sql;
+	bool		no_group;
 	bool		isnull;
 	int32		group;
 	bool		distributed;
@@ -170,7 +171,7 @@ citusblocks_decide(void)
 	SPI_connect();
 	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read this node's citus group");
-	group = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	group = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &no_group));
 	distributed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
 	if (distributed)
@@ -180,7 +181,7 @@ citusblocks_decide(void)
 				 errdetail("Block sequences keep one list of ranges on the coordinator; a distributed or reference id_sequences would let nodes hand out the same IDs."),
 				 errhint("undistribute_table() cannot undo it (the table belongs to the extension). On the coordinator, remove Citus's metadata of it: SELECT citus_drop_all_shards(t, n, 'id_sequences', true), master_remove_partition_metadata(t, n, 'id_sequences'), start_metadata_sync_to_all_nodes() FROM (SELECT '%s.id_sequences'::regclass AS t, '%s' AS n) x;",
 						 citusblocks_schema(), citusblocks_schema())));
-	route_remote = !isnull && group != 0;
+	route_remote = !no_group && group != 0;
 }
 
 /* End of a transaction: the route is decided again in the next one. */

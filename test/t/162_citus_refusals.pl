@@ -22,34 +22,11 @@ use Test::More;
 use lib 'test';
 use UidgenTest;
 
-my $libdir = `pg_config --pkglibdir`;
-chomp $libdir;
-plan skip_all => "Citus is not installed in $libdir (scripts/citus.sh builds it)"
-  unless -f "$libdir/citus.so";
-
-# A node with Citus and uidgen preloaded, and no uidgen.worker_id.
-sub citus_node
-{
-	my ($name, %init) = @_;
-	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
-		init => \%init,
-		shared_preload_libraries => 'citus,uidgen',
-		'citus.node_conninfo' => 'sslmode=disable',
-		'citus.shard_count' => 4,
-		max_prepared_transactions => 20,
-		max_connections => 60);
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-	return $node;
-}
+plan skip_all => citus_available() if citus_available();
 
 my $coord = citus_node('co');
-my @workers = (citus_node('w1', allows_streaming => 1), citus_node('w2'));
-$coord->safe_psql('postgres',
-	"SELECT citus_set_coordinator_host('" . $coord->host . "', " . $coord->port . ')');
-$coord->safe_psql('postgres',
-	"SELECT citus_add_node('" . $_->host . "', " . $_->port . ')') for @workers;
-$coord->safe_psql('postgres', 'CREATE EXTENSION uidgen');
+my @workers = (citus_node('w1', init => { allows_streaming => 1 }), citus_node('w2'));
+citus_cluster($coord, @workers);
 
 # 902. A standby of worker 1 made before its first ID.
 $workers[0]->backup('b');
@@ -66,6 +43,12 @@ like(psql_error($standby, 'SELECT snowflake_next()'),
 	qr/ERROR:\s+55000:\s+this copy of a citus node would generate under the worker id of the server it was copied from/,
 	'promoted while its primary runs: refused (55000), not adopting the group id');
 is(uidgen_status($standby)->{state}, 'copy', "the promoted standby's uidgen_status() says copy");
+like(psql_error($standby, 'SELECT uidgen_citus_worker()'),
+	qr/ERROR:\s+55000:\s+this copy of a citus node would generate/,
+	'uidgen_citus_worker() (what the check runs) adopts nothing on it either');
+$standby->restart;
+like(psql_error($standby, 'SELECT snowflake_next()'), qr/ERROR:\s+55000:\s+this copy of a citus node/,
+	'restarted: still refused');
 $workers[0]->safe_psql('postgres', 'SELECT snowflake_next()');
 pass('the old primary goes on');
 $workers[0]->stop;
@@ -82,12 +65,22 @@ $workers[0]->start;
 # 903. Two nodes forced to one worker id: refused, across kill -9.
 $workers[1]->append_conf('postgresql.conf', "uidgen.worker_id = 1\n");
 $workers[1]->restart;
+my $refused = qr/ERROR:\s+55000:\s+worker id 1 is also used by another node of the citus cluster/;
+# durable before the check reports it: killed right after the state file took it
+arm_crash_point($workers[1], 'refuse-after-file', 'kill');
+my ($cret, $cout, $cerr) = $coord->psql('postgres', 'SELECT count(*) FROM uidgen_citus_check()');
+wait_for_server_exit($workers[1]) or die 'w2 did not go down at the crash point';
+like($cerr, qr/WARNING:\s+uidgen_citus_check\(\) could not record its outcome on every node/,
+	'the check warns that a node failed to record its outcome');
+disarm_crash_point($workers[1]);
+$workers[1]->start;
+like(psql_error($workers[1], 'SELECT snowflake_next()'), $refused,
+	'w2 killed right after the state file took the refusal: refused after the restart');
 is( $coord->safe_psql('postgres',
 		q{SELECT string_agg(worker_id || ':' || source || ':' || conflict, ',' ORDER BY worker_id, source)
 		  FROM uidgen_citus_check()}),
 	'0:citus:false,1:citus:true,1:setting:true',
 	'uidgen_citus_check() lists both nodes with worker id 1');
-my $refused = qr/ERROR:\s+55000:\s+worker id 1 is also used by another node of the citus cluster/;
 kill9_and_wait($workers[1]);
 $workers[1]->start;
 like(psql_error($workers[1], 'SELECT snowflake_next()'), $refused,
