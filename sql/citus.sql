@@ -1,7 +1,7 @@
 -- The Citus functions on a server without Citus, whose worker id is set
 -- (make installcheck runs against servers with any uidgen.worker_id).
--- Nothing here makes the server refuse: a refusal would last until it
--- restarts.
+-- Nothing here makes the server refuse: a refusal would be kept in its
+-- state file until a uidgen_citus_check() lifts it.
 
 -- Where the worker id comes from.
 SELECT worker_id = current_setting('uidgen.worker_id')::int AS from_setting,
