@@ -102,13 +102,17 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	{
 		allocator_request_exit(objectId);
 		cachetable_invalidate(objectId, NULL);
+		citusblocks_forget_database(objectId);
 	}
 	else if (classId == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(objectId);
 
 		if (name != NULL && strcmp(name, "uidgen") == 0)
+		{
 			cachetable_invalidate(MyDatabaseId, NULL);
+			citusblocks_forget_database(MyDatabaseId);
+		}
 	}
 }
 

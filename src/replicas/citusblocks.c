@@ -371,9 +371,9 @@ citusblocks_next(const char *name)
 	}
 }
 
-/* Forget the blocks this worker holds of "name" (NULL: all) in this database. */
+/* Forget the blocks this worker holds of "name" (NULL: all) of database "dbid". */
 static void
-citusblocks_forget(const char *name)
+citusblocks_forget(Oid dbid, const char *name)
 {
 	LWLockAcquire(shmem_lock(UIDGEN_LOCK_BLOCK_CACHE), LW_EXCLUSIVE);
 	for (int i = 0; i < REMOTE_ENTRIES; i++)
@@ -381,7 +381,7 @@ citusblocks_forget(const char *name)
 		RemoteEntry *e = &rs->entries[i];
 
 		SpinLockAcquire(&e->mutex);
-		if (e->dbid == MyDatabaseId && (name == NULL || strcmp(e->name, name) == 0))
+		if (e->dbid == dbid && (name == NULL || strcmp(e->name, name) == 0))
 		{
 			/* a refill under way sees the new generation and is thrown away */
 			e->next = 1;
@@ -391,6 +391,18 @@ citusblocks_forget(const char *name)
 		SpinLockRelease(&e->mutex);
 	}
 	LWLockRelease(shmem_lock(UIDGEN_LOCK_BLOCK_CACHE));
+}
+
+/*
+ * A database, or uidgen in it, is dropped (blocks.c's hook): its blocks
+ * belong to sequences that are gone, and a sequence of the same name
+ * created later starts again.
+ */
+void
+citusblocks_forget_database(Oid dbid)
+{
+	if (rs != NULL)
+		citusblocks_forget(dbid, NULL);
 }
 
 /* seq_on_coordinator(): do this database's block sequences live on the coordinator? */
@@ -447,6 +459,6 @@ Datum
 seq_forget(PG_FUNCTION_ARGS)
 {
 	shmem_require();
-	citusblocks_forget(PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	citusblocks_forget(MyDatabaseId, PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	PG_RETURN_VOID();
 }

@@ -161,5 +161,14 @@ SKIP:
 		'and on the workers');
 }
 
+# 8. uidgen dropped and created again (Citus propagates both): no worker
+# serves a block of the old sequences.
+$workers[1]->safe_psql('postgres', q{SELECT seq_create('fresh', block_size => 100)});
+is($workers[1]->safe_psql('postgres', q{SELECT seq_next('fresh')}), '1', 'worker 2 holds 1..100 of "fresh"');
+$coord->safe_psql('postgres', q{DROP TABLE t, src, ranges; DROP EXTENSION uidgen CASCADE; CREATE EXTENSION uidgen;
+	SELECT seq_create('fresh', block_size => 100); SELECT seq_reserve_block('fresh', 10)});
+cmp_ok($workers[1]->safe_psql('postgres', q{SELECT seq_next('fresh')}), '>', 10,
+	'after DROP and CREATE EXTENSION uidgen, worker 2 serves above the 10 reserved, not 2');
+
 $_->stop for @nodes;
 done_testing();
