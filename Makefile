@@ -24,6 +24,8 @@ OBJS = \
 	src/blocks/outcome.o \
 	src/blocks/seqrow.o \
 	src/replicas/citus.o \
+	src/replicas/citusblocks.o \
+	src/replicas/citusconn.o \
 	src/replicas/copies.o \
 	src/replicas/keeper.o \
 	src/replicas/leaseworker.o \

@@ -1,7 +1,7 @@
 -- The Citus functions on a server without Citus, whose worker id is set
 -- (make installcheck runs against servers with any uidgen.worker_id).
--- Nothing here makes the server refuse: a refusal would last until it
--- restarts.
+-- Nothing here makes the server refuse: a refusal would be kept in its
+-- state file until a uidgen_citus_check() lifts it.
 
 -- Where the worker id comes from.
 SELECT worker_id = current_setting('uidgen.worker_id')::int AS from_setting,
@@ -11,9 +11,9 @@ SELECT uidgen_citus_worker() = current_setting('uidgen.worker_id') || ',setting'
        AS worker_and_source;
 
 -- A conflict list without this server's worker id refuses nothing.
-SELECT uidgen_citus_refuse(ARRAY[worker_id + 1, worker_id + 2])
+SELECT uidgen_citus_refuse(ARRAY[worker_id + 1, worker_id + 2], false)
 FROM uidgen_status();
-SELECT uidgen_citus_refuse('{}');
+SELECT uidgen_citus_refuse('{}', true);
 SELECT state FROM uidgen_status();
 SELECT snowflake_worker(snowflake_next()) = current_setting('uidgen.worker_id')::int
        AS own_worker;

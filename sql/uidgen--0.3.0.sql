@@ -280,6 +280,12 @@ BEGIN
         RAISE EXCEPTION 'arguments of seq_create() must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- a Citus worker: the coordinator's sequences (Citus section below)
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_create',
+            ARRAY[name, start::text, block_size::text, max_value::text, strategy]);
+        RETURN;
+    END IF;
     IF name = '' THEN
         RAISE EXCEPTION 'block sequence name must not be empty'
             USING ERRCODE = 'invalid_parameter_value';
@@ -332,12 +338,17 @@ CREATE FUNCTION seq_drop(name text) RETURNS void
 DECLARE
     seq regclass;
 BEGIN
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_drop', ARRAY[name]);
+        RETURN;
+    END IF;
     DELETE FROM @extschema@.id_sequences AS s WHERE s.name = seq_drop.name
         RETURNING s.sequence INTO seq;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_drop.name
             USING ERRCODE = 'undefined_object';
     END IF;
+    PERFORM @extschema@.seq_workers_forget(seq_drop.name);
     -- its native sequence, unless someone dropped it already
     IF seq IS NOT NULL AND EXISTS (SELECT FROM pg_class c WHERE c.oid = seq) THEN
         EXECUTE format('DROP SEQUENCE %s', seq);
@@ -370,6 +381,9 @@ BEGIN
             WHERE s.name = seq_lock_row.name;
         cur.next_block_start := back;
     END IF;
+    -- then what Citus workers hold of it is thrown away (Citus section
+    -- below): a refill from now on waits for the row
+    PERFORM @extschema@.seq_workers_forget(seq_lock_row.name);
     RETURN cur;
 END;
 $$;
@@ -405,6 +419,11 @@ BEGIN
     IF name IS NULL THEN
         RAISE EXCEPTION 'block sequence name must not be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_alter',
+            ARRAY[name, block_size::text, max_value::text]);
+        RETURN;
     END IF;
     cur := @extschema@.seq_lock_row(seq_alter.name);
     IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
@@ -445,6 +464,9 @@ DECLARE
     cur @extschema@.id_sequences;
     next_unused numeric;
 BEGIN
+    IF @extschema@.seq_on_coordinator() THEN
+        RETURN @extschema@.seq_coordinator_call('seq_advance', ARRAY[name, past::text])::bigint;
+    END IF;
     cur := @extschema@.seq_lock_row(seq_advance.name);
     IF past >= cur.max_value THEN
         RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
@@ -570,18 +592,21 @@ CREATE FUNCTION uidgen_citus_worker()
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION uidgen_citus_worker() FROM PUBLIC;
 
--- Refuse snowflake IDs on this node until restart if its worker id is one
--- of "workers"; uidgen_citus_check() calls it on each node.
-CREATE FUNCTION uidgen_citus_refuse(workers integer[])
+-- Refuse snowflake IDs on this node, durably (across restarts), if its
+-- worker id is one of "workers"; otherwise, if "complete" (every node
+-- answered), lift a refusal it holds.  uidgen_citus_check() calls it on
+-- each node.
+CREATE FUNCTION uidgen_citus_refuse(workers integer[], complete boolean)
     RETURNS boolean
     AS 'MODULE_PATHNAME', 'uidgen_citus_refuse'
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION uidgen_citus_refuse(integer[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION uidgen_citus_refuse(integer[], boolean) FROM PUBLIC;
 
 -- On the coordinator: every node's worker id and its source ('setting',
 -- 'registry', 'citus'; the error if it has none), and whether another
--- node uses the same worker id; each such node then refuses snowflake IDs
--- until it restarts.
+-- node uses the same worker id; each such node then refuses snowflake IDs,
+-- across restarts, until a later check finds every node with a worker id
+-- of its own.
 CREATE FUNCTION uidgen_citus_check(
     OUT node text,
     OUT worker_id integer,
@@ -596,6 +621,8 @@ DECLARE
     ext_schema text := (SELECT e.extnamespace::regnamespace::text
                         FROM pg_extension e WHERE e.extname = 'uidgen');
     conflicting integer[];
+    complete boolean;
+    failed text;
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_extension e WHERE e.extname = 'citus') THEN
         RAISE EXCEPTION 'uidgen_citus_check() needs the citus extension in this database'
@@ -615,9 +642,22 @@ BEGIN
     FROM (SELECT c.worker_id AS w FROM uidgen_citus_nodes c
           WHERE c.worker_id IS NOT NULL
           GROUP BY c.worker_id HAVING count(*) > 1) d;
-    IF conflicting IS NOT NULL THEN
-        PERFORM run_command_on_all_nodes(
-            format('SELECT %s.uidgen_citus_refuse(%L)', quote_ident(ext_schema), conflicting));
+    -- a node that did not answer may share any worker id: refusals stay
+    complete := NOT EXISTS (SELECT FROM uidgen_citus_nodes c WHERE c.worker_id IS NULL);
+    IF conflicting IS NOT NULL OR complete THEN
+        -- a node that could not record its refusal must be told of
+        SELECT string_agg(n.nodename || ':' || n.nodeport || ': ' || r.result, '; ')
+            INTO failed
+            FROM run_command_on_all_nodes(
+                     format('SELECT %s.uidgen_citus_refuse(%L, %L)', quote_ident(ext_schema),
+                            coalesce(conflicting, '{}'), complete)) r
+            JOIN pg_dist_node n USING (nodeid)
+            WHERE NOT r.success;
+        IF failed IS NOT NULL THEN
+            RAISE WARNING 'uidgen_citus_check() could not record its outcome on every node'
+                USING DETAIL = format('Nodes that failed: %s.', failed),
+                      HINT = 'A node listed here may not refuse a conflicting worker id; run the check again once it answers.';
+        END IF;
     END IF;
     RETURN QUERY
     SELECT c.node, c.worker_id, c.source,
@@ -864,3 +904,54 @@ BEGIN
     RETURN start::bigint;
 END;
 $$;
+
+-- Citus block sequences (issue 25) -----------------------------------------
+
+-- Do this database's block sequences live on the Citus coordinator (this
+-- is a Citus worker)?  Refuses while id_sequences is distributed.
+CREATE FUNCTION seq_on_coordinator() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'seq_on_coordinator'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Runs uidgen's block sequence function "function" with "args" on the
+-- Citus coordinator (seq_create() and the others on a worker).
+CREATE FUNCTION seq_coordinator_call(function text, args text[]) RETURNS text
+    AS 'MODULE_PATHNAME', 'seq_coordinator_call'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION seq_coordinator_call(text, text[]) FROM PUBLIC;
+
+-- Throws away the blocks this Citus worker holds of a sequence (NULL: of
+-- all of this database's); the coordinator calls it on every worker.
+CREATE FUNCTION seq_forget(name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'seq_forget'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION seq_forget(text) FROM PUBLIC;
+
+-- On the coordinator of a Citus cluster, has every worker throw away the
+-- blocks it holds of a sequence being changed or dropped; fails if one
+-- does not answer, so that the change is not made.  Nothing without citus.
+CREATE FUNCTION seq_workers_forget(name text) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    failed text;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension e WHERE e.extname = 'citus') THEN
+        RETURN;
+    END IF;
+    SELECT string_agg(format('%s:%s: %s', r.nodename, r.nodeport, r.result), '; ')
+        INTO failed
+        FROM run_command_on_workers(
+                 format('SELECT %I.seq_forget(%L)', '@extschema@', seq_workers_forget.name)) AS r
+        WHERE NOT r.success;
+    IF failed IS NOT NULL THEN
+        RAISE EXCEPTION 'could not make every citus worker forget its blocks of block sequence "%"',
+                        seq_workers_forget.name
+            USING ERRCODE = 'connection_failure',
+                  DETAIL = format('Workers that did not answer: %s.', failed),
+                  HINT = 'Make every worker reachable and try again; nothing was changed.';
+    END IF;
+END;
+$$;
+REVOKE ALL ON FUNCTION seq_workers_forget(text) FROM PUBLIC;

@@ -25,6 +25,7 @@ our @EXPORT = qw(
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
   seq_blocks range_overlap origin_burst check_hwm_above
   set_crash_point wait_crash_restart poll_through_crashes
+  citus_available citus_node citus_cluster
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -355,7 +356,8 @@ sub kill9_and_wait
 # The state file of a stopped node, decoded (see src/clock/statefile.c):
 # hwm and saved_at in ticks of 2^-20 ms and in whole ms, the settings,
 # whether the post-recovery clock jump is still to be made, and what the
-# file says of copies (src/replicas/copies.c).
+# file says of copies (src/replicas/copies.c), the worker id adopted from
+# Citus and the one refused for a conflict (-1: none; version 4).
 sub read_state_file
 {
 	my ($node) = @_;
@@ -364,8 +366,9 @@ sub read_state_file
 	my ($magic, $version, $hwm, $saved_at, $worker_id, $worker_bits,
 		$sequence_bits, $epoch_ms, $rebase_pending, $upgrade_unknown,
 		$copy_reason, $blocks_fenced, $skip_nonce, $origin_worker,
-		$origin_mark, $sysid, $dir_ino, $timeline) =
-	  unpack('L L Q Q l l l x4 q C C C C L l x4 Q Q Q L', $raw);
+		$adopted_worker, $origin_mark, $sysid, $dir_ino, $timeline,
+		$refused_worker) =
+	  unpack('L L Q Q l l l x4 q C C C C L l L Q Q Q L x4 L', $raw);
 	die sprintf("bad magic %x", $magic) unless $magic == 0x55494447;
 	return {
 		version => $version,
@@ -386,6 +389,8 @@ sub read_state_file
 		system_identifier => $sysid,
 		dir_ino => $dir_ino,
 		timeline => $timeline,
+		adopted_worker => $adopted_worker - 1,
+		refused_worker => $refused_worker - 1,
 	};
 }
 
@@ -619,6 +624,45 @@ sub range_overlap
 		$reach = $r->[1] if !defined $reach || $r->[1] > $reach;
 	}
 	return $ids;
+}
+
+# Is Citus installed for the PostgreSQL under test (scripts/citus.sh)?
+# Returns why not, for skip_all, or undef.
+sub citus_available
+{
+	my $libdir = `pg_config --pkglibdir`;
+	chomp $libdir;
+	return -f "$libdir/citus.so" ? undef
+	  : "Citus is not installed in $libdir (scripts/citus.sh builds it)";
+}
+
+# A started node with Citus and uidgen preloaded, no uidgen.worker_id, and
+# the citus extension; %conf as for uidgen_node.
+sub citus_node
+{
+	my ($name, %conf) = @_;
+	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
+		shared_preload_libraries => 'citus,uidgen',
+		'citus.node_conninfo' => 'sslmode=disable',
+		'citus.shard_count' => 4,
+		max_prepared_transactions => 20,
+		max_connections => 80,
+		%conf);
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	return $node;
+}
+
+# $coord made the coordinator of @workers, and uidgen created on all.
+sub citus_cluster
+{
+	my ($coord, @workers) = @_;
+	$coord->safe_psql('postgres',
+		"SELECT citus_set_coordinator_host('" . $coord->host . "', " . $coord->port . ')');
+	$coord->safe_psql('postgres',
+		"SELECT citus_add_node('" . $_->host . "', " . $_->port . ')') for @workers;
+	$coord->safe_psql('postgres', 'CREATE EXTENSION uidgen');
+	return;
 }
 
 1;

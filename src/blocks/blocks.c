@@ -25,7 +25,9 @@
  *	2. one ID taken from the cache (under the entry's mutex)
  *	   "next-before-return"
  *	3. the ID returned to the client
- * Everything after 1 is in memory: a crash loses it, a gap.
+ * Everything after 1 is in memory: a crash loses it, a gap.  On a Citus
+ * worker both calls act on the coordinator's sequences instead
+ * (replicas/citusblocks.c, which has its own table).
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
  * off it): one commit, nothing to order.  seq_unprefetch() (from
@@ -67,6 +69,7 @@
 #include "blocks/blockcache.h"
 #include "blocks/cachetable.h"
 #include "blocks/blocks.h"
+#include "replicas/citusblocks.h"
 #include "replicas/copies.h"
 #include "core/crashpoint.h"
 #include "blocks/failover.h"
@@ -99,13 +102,17 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	{
 		allocator_request_exit(objectId);
 		cachetable_invalidate(objectId, NULL);
+		citusblocks_forget_database(objectId);
 	}
 	else if (classId == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(objectId);
 
 		if (name != NULL && strcmp(name, "uidgen") == 0)
+		{
 			cachetable_invalidate(MyDatabaseId, NULL);
+			citusblocks_forget_database(MyDatabaseId);
+		}
 	}
 }
 
@@ -154,8 +161,11 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 				 errmsg("number of IDs must be between 1 and %d", ALLOC_MAX_IDS),
 				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
 	blocks_check_callable("seq_reserve_block()");
+	/* a Citus worker: the coordinator's range, committed there */
+	if (citusblocks_remote())
+		citusblocks_reserve(name, n, &res.first, &res.last);
 	/* strategy 'table': carved from the range the cache holds ahead */
-	if (!blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res))
+	else if (!blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res))
 	{
 		/* an unknown name never reaches (nor starts) the allocator */
 		(void) seqrow_require(fcinfo->flinfo->fn_oid, name);
@@ -182,7 +192,9 @@ seq_next(PG_FUNCTION_ARGS)
 	int64		id;
 
 	blocks_check_callable("seq_next()");
-	id = blockcache_next(name, fcinfo->flinfo->fn_oid);
+	/* a Citus worker: from a block it reserved from the coordinator */
+	id = citusblocks_remote() ? citusblocks_next(name) :
+		blockcache_next(name, fcinfo->flinfo->fn_oid);
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
 }

@@ -51,9 +51,10 @@
  * every write of the file but the last, and protects problem, recorded and
  * saved_origin_mark (written at start-up, and by each write); hwm and
  * hwm_refresh_at are written under it, after the file that holds the new
- * mark is durable, and read without it, as is adopted (the worker id
- * adopted from Citus, statefile_adopt_worker()) after the file that holds
- * it; keeper_procno is written by the keeper worker alone.
+ * mark is durable, and read without it, as are adopted (the worker id
+ * adopted from Citus, statefile_adopt_worker()) and refused (a worker id
+ * refused for a Citus conflict, statefile_refuse_worker()), each after the
+ * file that holds it; keeper_procno is written by the keeper worker alone.
  *
  * The file's format, and its reading and durable writing, are
  * clock/statefileio.c's.
@@ -88,6 +89,7 @@ typedef struct StateShared
 	UidgenSettings recorded;	/* settings the state file vouches for */
 	uint64		saved_origin_mark;	/* origin_mark as the file on disk holds it */
 	pg_atomic_uint32 adopted;	/* worker id adopted from Citus, plus one; 0 if none */
+	pg_atomic_uint32 refused;	/* worker id refused for a conflict, plus one; 0 if none */
 } StateShared;
 
 static StateShared *st = NULL;
@@ -173,6 +175,7 @@ statefile_shmem_init(void *mem)
 	pg_atomic_init_u64(&st->hwm, 0);
 	pg_atomic_init_u64(&st->hwm_refresh_at, 0);
 	pg_atomic_init_u32(&st->adopted, 0);
+	pg_atomic_init_u32(&st->refused, 0);
 	st->recorded = uidgen_settings;
 	st->problem = UIDGEN_STATE_OK;
 	if (!IsUnderPostmaster)
@@ -184,6 +187,7 @@ statefile_shmem_init(void *mem)
 		pg_atomic_write_u64(&st->hwm, d.hwm);
 		st->saved_origin_mark = d.origin_mark;
 		pg_atomic_write_u32(&st->adopted, d.adopted_worker);
+		pg_atomic_write_u32(&st->refused, d.refused_worker);
 		/* nothing generates until an operator supplies the old state: keep it so */
 		if (st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN)
 			st->recorded = d.settings;
@@ -230,6 +234,7 @@ statefile_fill(StateFileData *d, uint64 hwm)
 	d->upgrade_unknown = st->problem == UIDGEN_STATE_UPGRADE_UNKNOWN;
 	d->origin_worker = -1;
 	d->adopted_worker = pg_atomic_read_u32(&st->adopted);
+	d->refused_worker = pg_atomic_read_u32(&st->refused);
 	if (fill_copies)
 		fill_copies(d);
 }
@@ -505,6 +510,50 @@ statefile_adopt_worker(int32 worker)
 			CRASH_POINT("adopt-after-wal");
 		}
 		pg_atomic_write_u32(&st->adopted, (uint32) worker + 1);
+	}
+	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
+}
+
+/* The worker id refused for a conflict (replicas/citus.c), or -1. */
+int32
+statefile_refused_worker(void)
+{
+	return (int32) pg_atomic_read_u32(&st->refused) - 1;
+}
+
+/*
+ * Refuse snowflake IDs under "worker", which another node of the Citus
+ * cluster also uses, or with -1 lift the refusal (replicas/citus.c):
+ * durable in the state file before shared memory shows it, so that no
+ * crash restart ends a refusal that uidgen_citus_check() has reported.
+ *
+ *	step			1. durable first				2. then in shared memory
+ *	----			----------------				------------------------
+ *	refusal			"refuse-before-file"; state		refused; snowflake_next()
+ *					file with the refused worker	refuses from then on
+ *					id "refuse-after-file"
+ *	lifted			state file without it			refused cleared; then IDs
+ *
+ * A crash before the rename leaves the old file: a refusal not made
+ * durable was not reported (uidgen_citus_refuse() had not returned), and a
+ * refusal not lifted still holds.  The mark and the clocks do not move.
+ */
+void
+statefile_refuse_worker(int32 worker)
+{
+	StateFileData d;
+
+	/* a corrupt file or an unknown upgrade must stay as found (it refuses anyway) */
+	statefile_check_usable();
+	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
+	if (statefile_refused_worker() != worker)
+	{
+		statefile_fill(&d, pg_atomic_read_u64(&st->hwm));
+		d.refused_worker = (uint32) (worker + 1);
+		CRASH_POINT("refuse-before-file");
+		(void) statefile_write_data(&d, ERROR);
+		CRASH_POINT("refuse-after-file");
+		pg_atomic_write_u32(&st->refused, (uint32) (worker + 1));
 	}
 	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
 }

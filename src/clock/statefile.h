@@ -44,5 +44,7 @@ extern int32 statefile_own_worker(void);
 extern int32 statefile_file_worker(const StateFileData *d);
 extern int32 statefile_adopted_worker(void);
 extern void statefile_adopt_worker(int32 worker);
+extern int32 statefile_refused_worker(void);
+extern void statefile_refuse_worker(int32 worker);
 
 #endif							/* UIDGEN_STATEFILE_H */

@@ -23,7 +23,7 @@
 #include "core/compat.h"
 
 #define STATE_MAGIC		0x55494447	/* "UIDG" */
-#define STATE_VERSION	3
+#define STATE_VERSION	4
 
 /*
  * 0.1.0 wrote version 2: the fields up to upgrade_unknown, then padding and
@@ -38,10 +38,17 @@ StaticAssertDecl(offsetof(StateFileData, upgrade_unknown) ==
 				 offsetof(StateFileData, copy_reason) <= STATE_V2_CRC_AT &&
 				 STATE_V2_SIZE == 56,
 				 "the layout of uidgen.state changed");
-/* 0.3.0's adopted_worker took padding: version 3 files keep their size */
+/*
+ * 0.2.0 wrote version 3: the same 104 bytes, with its CRC where
+ * refused_worker now is (0.3.0's adopted_worker took padding, so version 3
+ * files hold it too).  Such files stay readable.
+ */
+#define STATE_V3_VERSION	3
+#define STATE_V3_CRC_AT		offsetof(StateFileData, refused_worker)
 StaticAssertDecl(sizeof(StateFileData) == 104 &&
-				 offsetof(StateFileData, origin_mark) == 64,
-				 "the layout of uidgen.state version 3 changed");
+				 offsetof(StateFileData, origin_mark) == 64 &&
+				 STATE_V3_CRC_AT == 96,
+				 "the layout of uidgen.state version 4 changed");
 
 /* Wait event while the state file is written and synced (compat.h). */
 static uint32 we_sync = 0;
@@ -58,7 +65,7 @@ statefile_crc(const StateFileData *d, size_t len)
 	return crc;
 }
 
-/* Is "d", "len" bytes long, a sound file of this version or of 0.1.0's? */
+/* Is "d", "len" bytes long, a sound file of this version, 0.2.0's or 0.1.0's? */
 static bool
 statefile_sound(StateFileData *d, ssize_t len)
 {
@@ -68,6 +75,14 @@ statefile_sound(StateFileData *d, ssize_t len)
 		return false;
 	if (d->version == STATE_VERSION)
 		return len == sizeof(*d) && d->crc == statefile_crc(d, offsetof(StateFileData, crc));
+	if (d->version == STATE_V3_VERSION)
+	{
+		/* 0.2.0 knew nothing of Citus: no worker id was refused */
+		if (len != sizeof(*d) || d->refused_worker != statefile_crc(d, STATE_V3_CRC_AT))
+			return false;
+		d->refused_worker = 0;
+		return true;
+	}
 	if (d->version != STATE_V2_VERSION || len != STATE_V2_SIZE)
 		return false;
 	memcpy(&v2crc, (char *) d + STATE_V2_CRC_AT, sizeof(v2crc));

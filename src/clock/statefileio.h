@@ -39,6 +39,10 @@ typedef struct StateFileData
 								 * in earlier files) */
 	uint64		origin_mark;	/* highest mark replayed from its WAL */
 	UidgenIdentity vouched;		/* the server IDs were issued by */
+	uint32		refused_worker; /* version 4 (0.3.0): a worker id another
+								 * node of the Citus cluster also uses, plus
+								 * one; 0 if none (version 3 had its CRC
+								 * here) */
 	pg_crc32c	crc;			/* of everything above */
 } StateFileData;
 

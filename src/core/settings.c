@@ -67,6 +67,7 @@ int			uidgen_max_clock_drift = 1000;
 char	   *uidgen_worker_id_registry = NULL;
 int			uidgen_worker_lease_ms = 30000;
 bool		uidgen_registry_on = false;
+bool		uidgen_citus_preloaded = false;
 int			uidgen_block_timeout = 10000;
 int			uidgen_block_databases = 4;
 int			uidgen_allocator_idle_timeout = 60;
@@ -401,6 +402,26 @@ define_crash_settings(void)
 }
 #endif
 
+/* Is citus in shared_preload_libraries (where Citus must be)? */
+static bool
+citus_preloaded(void)
+{
+	char	   *raw = pstrdup(shared_preload_libraries_string);
+	List	   *names;
+	ListCell   *lc;
+	bool		found = false;
+
+	if (SplitDirectoriesString(raw, ',', &names))
+		foreach(lc, names)
+		{
+			const char *name = lfirst(lc);
+			const char *base = strrchr(name, '/');
+
+			found |= strcmp(base ? base + 1 : name, "citus") == 0;
+		}
+	return found;
+}
+
 /*
  * Define every setting (from _PG_init, when preloaded), and refuse to start
  * with a value that shapes IDs and was not taken as configured, with a
@@ -430,4 +451,5 @@ settings_define(void)
 	check_layout();
 	uidgen_registry_on = uidgen_worker_id_registry[0] != '\0';
 	check_worker_id_source(raw_worker_id);
+	uidgen_citus_preloaded = citus_preloaded();
 }

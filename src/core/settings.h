@@ -47,6 +47,9 @@ extern int	uidgen_worker_lease_ms;
 /* Worker ids are leased from a registry (uidgen.worker_id_registry is set). */
 extern bool uidgen_registry_on;
 
+/* citus is in shared_preload_libraries: a node of a Citus cluster. */
+extern bool uidgen_citus_preloaded;
+
 /* Block sequences */
 extern int	uidgen_block_timeout;
 extern int	uidgen_block_databases;

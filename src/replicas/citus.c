@@ -26,7 +26,11 @@
  * Conflicts: uidgen_citus_check(), on the coordinator, collects every
  * node's worker id and source (uidgen_citus_worker() on each node) and
  * has each node that shares its worker id with another refuse
- * (uidgen_citus_refuse()) until it restarts.
+ * (uidgen_citus_refuse()), durably: the refusal is kept in the state file
+ * (statefile_refuse_worker(), durable before the check reports it) and
+ * holds across restarts, crashes included, for as long as the node
+ * generates under that worker id.  The check lifts it, durably too, once
+ * every node answers with a worker id no other node has.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -47,39 +51,16 @@
 #include "core/settings.h"
 #include "core/shmem.h"
 #include "replicas/citus.h"
+#include "replicas/copies.h"
 
 PG_FUNCTION_INFO_V1(uidgen_citus_worker);
 PG_FUNCTION_INFO_V1(uidgen_citus_refuse);
-
-typedef struct CitusShared
-{
-	bool		conflict;		/* another node uses this node's worker id */
-	int32		conflict_worker;	/* the worker id it was found with */
-} CitusShared;
-
-static CitusShared *cts = NULL;
 
 /* This backend read its database's group id (and adopted it). */
 static bool group_checked = false;
 
 /* The group id this backend's database adopted, or -1 (no citus here). */
 static int32 own_group = -1;
-
-/* Shared memory set-up, in the postmaster. */
-static void
-citus_shmem_init(void *mem)
-{
-	cts->conflict = false;
-	cts->conflict_worker = -1;
-}
-
-/* Register this module's shared memory (from _PG_init, when preloaded). */
-void
-citus_register(void)
-{
-	shmem_register("uidgen citus", sizeof(CitusShared), 0, citus_shmem_init,
-				   (void **) &cts);
-}
 
 /* The error of a server with no worker id from any source. */
 static void
@@ -183,27 +164,36 @@ citus_worker_id(void)
 	return worker;
 }
 
-/* Does another node of the Citus cluster use this node's worker id? */
+/* The worker id IDs go out under now, without reading Citus; -1 if none. */
+static int32
+citus_worker_in_force(void)
+{
+	return uidgen_registry_on ? lease_worker_id() : statefile_own_worker();
+}
+
+/*
+ * Does another node of the Citus cluster use this node's worker id?  The
+ * refusal is the state file's (statefile_refuse_worker()) and holds for the
+ * worker id it was found with: a node given another one generates again.
+ */
 bool
 citus_conflict(void)
 {
-	return cts->conflict;
+	int32		refused = statefile_refused_worker();
+
+	return unlikely(refused >= 0) && refused == citus_worker_in_force();
 }
 
 /* Refuse to generate: another node uses this node's worker id. */
 void
 citus_refuse_conflict(void)
 {
-	int32		worker;
-
-	LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_SHARED);
-	worker = cts->conflict_worker;
-	LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("worker id %d is also used by another node of the citus cluster", worker),
-			 errdetail("uidgen_citus_check() found it on more than one node; IDs from them could repeat."),
-			 errhint("Give each node its own uidgen.worker_id, or remove uidgen.worker_id everywhere to take the Citus group ids, then restart this node.")));
+			 errmsg("worker id %d is also used by another node of the citus cluster",
+					statefile_refused_worker()),
+			 errdetail("uidgen_citus_check() found it on more than one node; IDs from them could repeat. The refusal is kept in the state file and holds across restarts."),
+			 errhint("Give each node its own uidgen.worker_id, or remove uidgen.worker_id everywhere to take the Citus group ids, then run SELECT uidgen_citus_check() on the coordinator again: it lifts the refusal once every node answers with a worker id of its own.")));
 }
 
 /* Where the worker id comes from: "setting", "registry", "citus", or NULL. */
@@ -244,6 +234,10 @@ uidgen_citus_worker(PG_FUNCTION_ARGS)
 		worker = uidgen_settings.worker_id;
 	else
 	{
+		/* a copy refused for its origin's worker id adopts nothing (902) */
+		copies_guard();
+		if (copies_refused())
+			copies_refuse();
 		group_checked = false;
 		worker = citus_worker_id();
 	}
@@ -251,14 +245,17 @@ uidgen_citus_worker(PG_FUNCTION_ARGS)
 }
 
 /*
- * uidgen_citus_refuse(workers): refuse snowflake_next() until restart if
- * this node's worker id is among "workers" (worker ids that
- * uidgen_citus_check() found on more than one node); true if it is.
+ * uidgen_citus_refuse(workers, complete): refuse snowflake_next(), durably
+ * (statefile_refuse_worker()), if this node's worker id is among "workers"
+ * (worker ids that uidgen_citus_check() found on more than one node); if
+ * it is not, and "complete" says that every node of the cluster answered,
+ * lift a refusal this node holds.  True if this node refuses.
  */
 Datum
 uidgen_citus_refuse(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	bool		complete = PG_GETARG_BOOL(1);
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -266,18 +263,21 @@ uidgen_citus_refuse(PG_FUNCTION_ARGS)
 	bool		found = false;
 
 	shmem_require();
-	own = uidgen_registry_on ? lease_worker_id() : statefile_own_worker();
+	own = citus_worker_in_force();
 	deconstruct_array(arr, INT4OID, sizeof(int32), true, TYPALIGN_INT, &elems, &nulls, &n);
 	for (int i = 0; i < n; i++)
 		found |= !nulls[i] && own >= 0 && DatumGetInt32(elems[i]) == own;
 	if (found)
 	{
-		LWLockAcquire(shmem_lock(UIDGEN_LOCK_STATE), LW_EXCLUSIVE);
-		cts->conflict_worker = own;
-		cts->conflict = true;
-		LWLockRelease(shmem_lock(UIDGEN_LOCK_STATE));
+		statefile_refuse_worker(own);
 		ereport(LOG,
 				(errmsg("uidgen refuses snowflake IDs: worker id %d is also used by another node of the citus cluster", own)));
+	}
+	else if (complete && statefile_refused_worker() >= 0)
+	{
+		statefile_refuse_worker(-1);
+		ereport(LOG,
+				(errmsg("uidgen no longer refuses snowflake IDs: no other node of the citus cluster uses worker id %d", own)));
 	}
 	PG_RETURN_BOOL(found);
 }

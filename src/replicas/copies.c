@@ -8,7 +8,9 @@
  * file, and usually the configuration, of the server they were copied from,
  * which may still be running.  identity.c tells such a copy at start-up; a
  * copy whose uidgen.worker_id is the origin's (from the state file, or for
- * a standby from the primary's WAL, walmark.c) refuses snowflake_next() and
+ * a standby from the primary's WAL, walmark.c), or that would take it from
+ * Citus (no uidgen.worker_id and no group id adopted yet: its group id is
+ * its origin's, replicated), refuses snowflake_next() and
  * block sequences (state "copy") until an operator gives it its own worker
  * id and restarts it, or runs uidgen_take_over() to say that the original
  * will never issue IDs again.  UUIDs go on: their random bits keep copies
@@ -159,18 +161,34 @@ copies_vouch(StateFileData *d)
 }
 
 /*
+ * Will the copy "d" describes take its worker id from Citus?  A node of a
+ * Citus cluster with no uidgen.worker_id (and no registry) that adopted
+ * none yet takes its group id at its first ID; a copy's group id is its
+ * origin's (pg_dist_local_group is replicated with the rest), whatever
+ * the origin had issued when the copy was made.
+ */
+static bool
+copies_takes_origin_group(const StateFileData *d)
+{
+	return uidgen_citus_preloaded && !uidgen_settings.worker_id_set &&
+		d->adopted_worker == 0;
+}
+
+/*
  * Settle the copy "d" describes: true if it must refuse, as a copy with its
- * origin's worker id (its block sequences stay fenced); otherwise vouch for
- * it, and for every copy that leases its worker id from a registry (it
- * never shares its origin's: its lease is its own).
+ * origin's worker id, or one that would take it from Citus (its block
+ * sequences stay fenced); otherwise vouch for it, and for every copy that
+ * leases its worker id from a registry (it never shares its origin's: its
+ * lease is its own).
  */
 static bool
 copies_settle(StateFileData *d)
 {
 	if (d->copy_reason == UIDGEN_COPY_NONE)
 		return false;
-	if (!uidgen_registry_on && d->origin_worker >= 0 &&
-		d->origin_worker == statefile_own_worker())
+	if (!uidgen_registry_on &&
+		((d->origin_worker >= 0 && d->origin_worker == statefile_own_worker()) ||
+		 copies_takes_origin_group(d)))
 	{
 		d->blocks_fenced = true;
 		return true;
@@ -453,6 +471,16 @@ copies_refresh(void)
 void
 copies_refuse(void)
 {
+	StateFileData d;
+
+	statefile_fill(&d, 0);
+	if (copies_takes_origin_group(&d))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this copy of a citus node would generate under the worker id of the server it was copied from"),
+				 errdetail("%s It has no uidgen.worker_id and would take its worker id from its Citus group id, which it shares with that server. That server may still be issuing IDs, which this one could repeat.",
+						   identity_reason_detail(cs->copy_reason)),
+				 errhint("Give this server its own uidgen.worker_id and restart it, or, if the server it was copied from will never issue IDs again, run SELECT uidgen_take_over().")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("uidgen.worker_id %d is the worker id of the server this data directory was copied from",

@@ -21,7 +21,7 @@
 #include "clock/walmark.h"
 #include "core/counters.h"
 #include "core/settings.h"
-#include "replicas/citus.h"
+#include "replicas/citusblocks.h"
 #include "replicas/copies.h"
 #include "replicas/keeper.h"
 #include "replicas/leaseworker.h"
@@ -65,10 +65,10 @@ _PG_init(void)
 	clock_register();
 	copies_register();
 	statefile_register();
-	citus_register();
 	lease_register();
 	counters_register();
 	keeper_register();
 	leaseworker_register();
 	blocks_register();
+	citusblocks_register();
 }

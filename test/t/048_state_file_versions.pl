@@ -18,7 +18,7 @@ my @ids = split /\n/,
 $node->stop;
 my $path = $node->data_dir . '/uidgen.state';
 my $sound = slurp_file($path);
-is(length($sound), 104, 'precondition: a version 3 file of 104 bytes');
+is(length($sound), 104, 'precondition: a version 4 file of 104 bytes');
 
 # Put $bytes in place of the state file.
 sub put_state
@@ -30,14 +30,14 @@ sub put_state
 	return;
 }
 
-# The version 2 layout (0.1.0): the version 3 header up to its CRC at byte
+# The version 2 layout (0.1.0): the version 4 header up to its CRC at byte
 # 52, 56 bytes in all.
 my $v2 = substr($sound, 0, 52);
 substr($v2, 4, 4) = pack('L', 2);
 
 my %cases = (
 	'unknown version' => do { my $b = $sound; substr($b, 4, 4) = pack('L', 99); $b },
-	'version 2 of version 3 length' => do { my $b = $sound; substr($b, 4, 4) = pack('L', 2); $b },
+	'version 2 of version 4 length' => do { my $b = $sound; substr($b, 4, 4) = pack('L', 2); $b },
 	'version 2 with a wrong CRC' => $v2 . pack('L', 0x12345678),
 );
 for my $what (sort keys %cases)

@@ -3,8 +3,8 @@
 # (epoch moved later, fewer worker + sequence bits) disables
 # snowflake_next() (SQLSTATE 55000) until they are restored; safe changes
 # (another worker id, an earlier epoch, more bits) are accepted and every
-# new ID is above every old one.  A state file as 0.1.0 wrote it (version
-# 2) is still read.  A corrupt state file disables every generator
+# new ID is above every old one.  State files as 0.1.0 and 0.2.0 wrote
+# them (versions 2 and 3) are still read.  A corrupt state file disables every generator
 # (SQLSTATE XX001), since nothing tells which IDs were issued.
 use strict;
 use warnings;
@@ -145,7 +145,21 @@ $node->start;
 check_accepted("0.1.0's state file", 7);
 is(uidgen_status($node)->{copy_reason}, '', "0.1.0's state file: not taken for a copy");
 $node->stop;
-is(read_state_file($node)->{version}, 3, "0.1.0's state file is rewritten as version 3");
+is(read_state_file($node)->{version}, 4, "0.1.0's state file is rewritten as version 4");
+
+######## a state file of 0.2.0 (version 3: 104 bytes, CRC at byte 96)
+$raw = slurp_file($state_file);
+my $v3 = substr($raw, 0, 4) . pack('L', 3) . substr($raw, 8, 88);
+$v3 .= pack('L', crc32c($v3)) . "\0" x 4;
+open my $v3fh, '>', $state_file or die $!;
+binmode $v3fh;
+print $v3fh $v3;
+close $v3fh;
+$node->start;
+check_accepted("0.2.0's state file", 7);
+$node->stop;
+is(read_state_file($node)->{version} . '|' . read_state_file($node)->{refused_worker}, '4|-1',
+	"0.2.0's state file is rewritten as version 4, with no worker id refused");
 
 ######## corrupt state file
 $raw = slurp_file($state_file);

@@ -309,19 +309,24 @@ my %old = map { s/^public\.//r => 1 } split /\n/, $node->safe_psql('old', $funct
 my @added = sort grep { !$old{$_} } map { s/^public\.//r }
   split /\n/, $node->safe_psql('fresh', $functions);
 # (seq_create() took a strategy argument: a new signature; 0.3.0 added
-# seq_prefetched() and seq_unprefetch(), block prefetch.)
+# seq_prefetched() and seq_unprefetch(), block prefetch; and the seq_*
+# helpers of Citus workers, docs/citus.md.)
 my @expected_added = (
+	'seq_coordinator_call(text,text[])',
 	'seq_create(text,bigint,integer,bigint,text)',
+	'seq_forget(text)',
 	'seq_next_unused(id_sequences)',
+	'seq_on_coordinator()',
 	'seq_prefetched()',
 	'seq_unprefetch(text,bigint)',
+	'seq_workers_forget(text)',
 	'snowflake_at(timestamp with time zone,integer,integer)',
 	'snowflake_sequence(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_timestamp(bigint,timestamp with time zone,integer,integer)',
 	'snowflake_worker(bigint,timestamp with time zone,integer,integer)',
 	# 0.3.0: Citus (docs/citus.md)
 	'uidgen_citus_check()',
-	'uidgen_citus_refuse(integer[])',
+	'uidgen_citus_refuse(integer[],boolean)',
 	'uidgen_citus_worker()',
 	'uidgen_take_over()',
 	'uuid_extract_timestamp(uuid)',

@@ -234,6 +234,15 @@ for my $node (@workers)
 }
 ids_from($coord, 1);
 pass('the other nodes go on');
+# The refusal is durable; the way out (docs/citus.md): distinct worker
+# ids, then the check again, which lifts it.
+$workers[1]->append_conf('postgresql.conf', "uidgen.worker_id = 2\n");
+$workers[1]->restart;
+is( $coord->safe_psql('postgres',
+		q{SELECT count(*) FILTER (WHERE conflict) FROM uidgen_citus_check()}),
+	'0', 'w2 given a worker id of its own, the check again: no conflict');
+ids_from($workers[0], 1);
+pass('w1 generates again');
 
 # 6. A worker's standby, promoted: the group's id, under the promotion
 # rules (a copy with its origin's worker id refuses until a take-over).

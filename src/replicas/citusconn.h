@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * citusconn.h
+ *	  A Citus worker's bounded libpq connection to its coordinator.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef UIDGEN_CITUSCONN_H
+#define UIDGEN_CITUSCONN_H
+
+#include "libpq-fe.h"
+
+extern PGresult *citusconn_exec(const char *sql, int nparams, const char *const *params);
+
+#endif							/* UIDGEN_CITUSCONN_H */
