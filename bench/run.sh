@@ -22,7 +22,9 @@
 # Knobs (environment): BENCH_N calls per one-backend run (1000000),
 # BENCH_RUNS runs per expression (5), BENCH_T seconds per two-client run (3),
 # BENCH_ROUNDS2 two-client rounds (3), BENCH_M calls per pgbench transaction
-# (100000), BENCH_SUSTAIN_T seconds of the sustained snowflake run (10).
+# (100000), BENCH_SUSTAIN_T seconds of the sustained snowflake run (10),
+# BENCH_ONLY_BLOCKS=1 to run only bench/blocks.sh (whose BENCH_SECONDS,
+# BENCH_ROUNDS, BENCH_CPU_RUNS, BENCH_CPU_N and BENCH_RAW are passed on).
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/common.sh
 source "$BENCH_DIR/../scripts/common.sh"
@@ -84,6 +86,15 @@ DROP SEQUENCE IF EXISTS uidgen_bench_cache1, uidgen_bench_cache1000;
 CREATE SEQUENCE uidgen_bench_cache1 CACHE 1;
 CREATE SEQUENCE uidgen_bench_cache1000 CACHE 1000;
 SQL
+
+# BENCH_ONLY_BLOCKS=1: only the block sequences benchmark (bench/blocks.sh).
+if [ "${BENCH_ONLY_BLOCKS:-0}" = 1 ]; then
+    echo "== bench/blocks.sh"
+    run env BENCH_SECONDS="${BENCH_SECONDS:-}" BENCH_ROUNDS="${BENCH_ROUNDS:-}" \
+        BENCH_CPU_RUNS="${BENCH_CPU_RUNS:-}" BENCH_CPU_N="${BENCH_CPU_N:-}" BENCH_RAW="${BENCH_RAW:-}" \
+        "$BENCH_DIR/blocks.sh" || echo "(bench/blocks.sh exited with status $?)"
+    exit 0
+fi
 
 # Settings that the figures depend on.
 IFS='|' read -r SEQ_BITS WORKER_BITS TS_BITS DRIFT_MS PGVER < <(pg -c "

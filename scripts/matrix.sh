@@ -17,6 +17,13 @@
 # ./scripts/matrix.sh [major ...]
 # With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
 #     ./scripts/matrix.sh --bench 15 18
+# and with UIDGEN_BENCH=blocks only the block sequences benchmark
+# (bench/blocks.sh; BENCH_SECONDS, BENCH_ROUNDS, BENCH_CPU_RUNS, BENCH_CPU_N
+# and BENCH_RAW are passed on):
+#     UIDGEN_BENCH=blocks BENCH_SECONDS=3 BENCH_ROUNDS=5 ./scripts/matrix.sh --bench 17
+# On exit it kills the processes and unmounts what it mounted in the roots
+# of the majors it ran, and leaves any other root alone (another run may be
+# using it).
 source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
@@ -24,11 +31,17 @@ PACKAGE=scripts/package.sh
 CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-19}
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
+# The benchmark's knobs, passed into the roots (whose environment is reset).
+BENCH_ENV=()
 if [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
     PACKAGE=
     SANITIZE=
     shift
+    [ "${UIDGEN_BENCH:-}" != blocks ] || BENCH_ENV+=(BENCH_ONLY_BLOCKS=1)
+    for v in BENCH_SECONDS BENCH_ROUNDS BENCH_CPU_RUNS BENCH_CPU_N BENCH_RAW; do
+        [ -z "${!v:-}" ] || BENCH_ENV+=("$v=${!v}")
+    done
 fi
 
 ROOTS=${UIDGEN_ROOTS:-/var/cache/uidgen/roots}
@@ -168,6 +181,7 @@ test_in_root() {
     for script in $(scripts_of "$major"); do
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
+            "${BENCH_ENV[@]}" \
             UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
             "/tmp/uidgen/$script" || return
     done
@@ -177,7 +191,7 @@ test_in_root() {
 test_on_host() {
     local script
     for script in $(scripts_of "$1"); do
-        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
+        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" "${BENCH_ENV[@]}" \
             "$UIDGEN_SRC/$script" || return
     done
 }
@@ -198,26 +212,39 @@ in_own_group() {
     return "$rc"
 }
 
-# Kill every process still running inside the roots (servers the tests
+# The roots this run uses (those of its majors), never another's.
+used_roots() {
+    local major suite
+    for major in "${MAJORS[@]}"; do
+        suite=$(suite_of "$major" 2>/dev/null) || continue
+        [ "$suite" = host ] || printf '%s\n' "$ROOTS/$suite" "$ROOTS/$suite.new"
+    done | sort -u
+}
+
+# Kill every process still running inside root $1 (servers the tests
 # started detach from the suite's process group).
-kill_in_roots() {
+kill_in_root() {
     local p root
-    root=$(realpath "$ROOTS" 2>/dev/null) || return 0
+    root=$(realpath "$1" 2>/dev/null) || return 0
     for p in /proc/[0-9]*; do
         case "$(readlink "$p/root" 2>/dev/null)" in
-            "$root"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;;
+            "$root"|"$root"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;;
         esac
     done
 }
 
-# On any exit: stop what still runs of the suite, then unmount everything.
+# On any exit: stop what still runs of the suite, then unmount what it
+# mounted, in the roots it used only.
 cleanup() {
+    local root
     if [ -n "$child" ]; then
         kill -TERM -- "-$child" 2>/dev/null || true
         sleep 2
     fi
-    kill_in_roots
-    unmount_below "$ROOTS"
+    for root in $(used_roots); do
+        kill_in_root "$root"
+        unmount_below "$root"
+    done
 }
 
 trap cleanup EXIT

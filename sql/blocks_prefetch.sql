@@ -70,4 +70,12 @@ SELECT * FROM seq_reserve_block('pf', 3);
 SELECT has_function_privilege('public', 'seq_unprefetch(text, bigint)', 'EXECUTE');
 SELECT has_function_privilege('public', 'seq_prefetched()', 'EXECUTE');
 
-SELECT seq_drop(name) FROM id_sequences WHERE name IN ('pf', 'pfx', 'pfn', 'pfs');
+-- seq_advance() of strategy 'sequence' frees the seq_next() cache too: no
+-- ID at or below "past" is served after it (review: the cached block went
+-- on serving 2..100 after seq_advance(name, 50) had answered 101)
+SELECT seq_create('pfa', block_size => 100, strategy => 'sequence');
+SELECT seq_next('pfa');
+SELECT seq_advance('pfa', 50);
+SELECT seq_next('pfa') > 50 AS above_past;
+
+SELECT seq_drop(name) FROM id_sequences WHERE name IN ('pf', 'pfx', 'pfn', 'pfs', 'pfa');

@@ -152,14 +152,14 @@ BEGIN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
             USING ERRCODE = 'undefined_object';
     END IF;
-    -- the IDs prefetched and not handed out go back to the row (block prefetch)
-    IF cur.strategy = 'table' THEN
-        back := @extschema@.seq_unprefetch(cur.name, cur.next_block_start);
-        IF back < cur.next_block_start THEN
-            UPDATE @extschema@.id_sequences AS s SET next_block_start = back
-                WHERE s.name = seq_lock_row.name;
-            cur.next_block_start := back;
-        END IF;
+    -- the cache entry is freed whatever the strategy, so that seq_next()
+    -- serves nothing it cached before the change; the IDs prefetched and
+    -- not handed out go back to the row (block prefetch, strategy 'table')
+    back := @extschema@.seq_unprefetch(cur.name, cur.next_block_start);
+    IF cur.strategy = 'table' AND back < cur.next_block_start THEN
+        UPDATE @extschema@.id_sequences AS s SET next_block_start = back
+            WHERE s.name = seq_lock_row.name;
+        cur.next_block_start := back;
     END IF;
     RETURN cur;
 END;

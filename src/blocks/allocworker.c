@@ -22,7 +22,9 @@
  *
  * What is durable before what, in one round (crash points in quotes):
  *	1. the round's UPDATEs of id_sequences, nextval()s with their WAL flushed
- *	   (allocsql.c) and a skip (failover.c), in its open transaction
+ *	   (allocsql.c) and a skip (failover.c), in its open transaction; the
+ *	   refills' ranges noted in flight in the cache (blockcache_stage(), in
+ *	   memory, for seq_unprefetch(): not handed out)
  *	   "alloc-before-commit"
  *	2. the commit, flushed before CommitTransactionCommand() returns
  *	   "alloc-after-commit"
@@ -173,6 +175,8 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 			allocsql_serve_all(works, nworks);
 		SPI_finish();
 		PopActiveSnapshot();
+		/* (for seq_unprefetch() between the commit and the delivery) */
+		blockcache_stage(works, nworks);
 		/* durable before anyone sees it (synchronous_commit is on) */
 		CRASH_POINT("alloc-before-commit");
 		CommitTransactionCommand();

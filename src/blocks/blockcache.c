@@ -132,6 +132,7 @@ cache_take(CacheEntry *e, int64 n, int64 *first, int64 *count, bool *kick)
 	*count = need;
 	e->cur_next += need;
 	e->cur_left -= need;
+	e->carves++;
 	e->last_used = GetCurrentStatementStartTimestamp();
 	*kick = e->spare_count == 0 && e->refill == REFILL_IDLE && e->cur_next > e->refill_at;
 	if (*kick)
@@ -401,6 +402,35 @@ blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max)
 	return n;
 }
 
+/*
+ * For the allocator, before it commits a round: note each refill's range
+ * in its entry as in flight, unless the entry changed since it was taken,
+ * so that seq_unprefetch() gives it back with the entry's other IDs if it
+ * runs between the commit and blockcache_deliver().  A range noted whose
+ * commit then fails never matches the row's next_block_start.
+ */
+void
+blockcache_stage(const AllocWork *works, int nworks)
+{
+	for (int i = 0; i < nworks; i++)
+	{
+		const AllocWork *w = &works[i];
+		CacheEntry *e;
+
+		if (!w->for_cache || w->result.outcome != ALLOC_OK || !w->result.is_table)
+			continue;
+		e = cachetable_entry(w->index);
+		SpinLockAcquire(&e->mutex);
+		if (e->refill == REFILL_TAKEN && e->incarnation == w->ticket &&
+			e->refill_ticket == w->ticket)
+		{
+			e->flight_first = w->result.first;
+			e->flight_count = w->result.last - w->result.first + 1;
+		}
+		SpinLockRelease(&e->mutex);
+	}
+}
+
 /* For the allocator: store a refill's outcome, unless it is stale. */
 void
 blockcache_deliver(const AllocWork *w)
@@ -446,6 +476,7 @@ blockcache_deliver(const AllocWork *w)
 				e->exhausted = true;
 		}
 		e->refill = REFILL_IDLE;
+		e->flight_count = 0;
 	}
 	SpinLockRelease(&e->mutex);
 	ConditionVariableBroadcast(&e->cv);

@@ -30,6 +30,7 @@ extern int	blockcache_report(Oid dbid, CacheReport *out, int max);
 extern int64 blockcache_next(const char *name, Oid funcid);
 extern bool blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
+extern void blockcache_stage(const AllocWork *works, int nworks);
 extern void blockcache_deliver(const AllocWork *work);
 extern bool blockcache_has_requests(Oid dbid);
 

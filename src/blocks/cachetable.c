@@ -21,7 +21,7 @@
  * away when it arrives.  The allocator frees the entries nobody used for
  * uidgen.allocator_idle_timeout, and seq_unprefetch() the entry of a
  * sequence seq_alter() or seq_advance() is changing.  Shared memory: one
- * CacheEntry (456 bytes on 64-bit platforms) per entry,
+ * CacheEntry (488 bytes on 64-bit platforms) per entry,
  * uidgen.block_cache_entries of them, whatever the ranges hold.
  *
  * Locking: the table's lock (CacheShared.lock, UIDGEN_LOCK_BLOCK_CACHE),
@@ -212,6 +212,7 @@ cache_release_locked(CacheEntry *e)
 	e->incarnation++;
 	e->cur_left = 0;
 	e->spare_count = 0;
+	e->flight_count = 0;
 	e->refill = REFILL_IDLE;
 }
 
@@ -265,6 +266,7 @@ cache_assign(const char *name, bool is_table)
 	e->step = 0;
 	e->range_count = 0;
 	e->range_at = 0;
+	e->flight_count = 0;
 	e->refill = REFILL_IDLE;
 	SpinLockRelease(&e->mutex);
 	ConditionVariableBroadcast(&e->cv);
@@ -337,15 +339,19 @@ cachetable_invalidate(Oid dbid, const char *name)
 }
 
 /*
- * For the allocator: free the database's entries nobody used for timeout_s
- * seconds and no refill is under way for (their ranges become gaps).
- * Returns whether an entry of the database still holds IDs.
+ * For the allocator, about once a second: free the database's entries
+ * nobody carved from for timeout_s seconds and no refill is under way for
+ * (their ranges become gaps).  A carve stamps the entry with its
+ * statement's start, which a long statement keeps for its whole run: an
+ * entry carved from since the last sweep is stamped now instead, so that
+ * an entry in use is never freed as idle.  Returns whether an entry of the
+ * database still holds IDs.
  */
 bool
 cachetable_release_idle(Oid dbid, int timeout_s)
 {
-	TimestampTz cutoff = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													 -1000L * timeout_s);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz cutoff = TimestampTzPlusMilliseconds(now, -1000L * timeout_s);
 	bool		held = false;
 
 	if (timeout_s <= 0)
@@ -360,6 +366,11 @@ cachetable_release_idle(Oid dbid, int timeout_s)
 		if (e->dbid != dbid)
 			continue;
 		SpinLockAcquire(&e->mutex);
+		if (e->carves != e->carves_swept)
+		{
+			e->carves_swept = e->carves;
+			e->last_used = Max(e->last_used, now);
+		}
 		idle = e->refill == REFILL_IDLE && e->last_used < cutoff;
 		holds = e->cur_left > 0 || e->spare_count > 0;
 		if (idle)
@@ -377,10 +388,16 @@ cachetable_release_idle(Oid dbid, int timeout_s)
 /*
  * For seq_alter() and seq_advance() (seq_unprefetch()), whose transaction
  * holds the sequence's row FOR UPDATE, so that no refill moves it: free the
- * entry of a sequence of strategy 'table' of this database and return where
- * its row may move back to, the first ID not carved, when what the entry
- * held ends at the row's next_block_start (end); else end.  Carving and the
- * freeing are under the one mutex: nothing is carved past the ID returned.
+ * entry of a sequence of this database (of either strategy: seq_advance()
+ * of strategy 'sequence' must not leave seq_next() a block below "past")
+ * and, for strategy 'table', return where its row may move back to, the
+ * first ID not carved, when what the entry holds ends at the row's
+ * next_block_start (end); else end.  What it holds
+ * is, from the end down, the refill in flight (committed by the allocator,
+ * whose row lock the caller waited for, and not stored yet), the spare
+ * range and the current one: each gives its IDs back if it ends where the
+ * one above starts.  Carving and the freeing are under the one mutex:
+ * nothing is carved past the ID returned.
  */
 int64
 cachetable_unprefetch(const char *name, int64 end)
@@ -398,12 +415,16 @@ cachetable_unprefetch(const char *name, int64 end)
 		CacheEntry *e = &cache_shared->entries[index];
 
 		SpinLockAcquire(&e->mutex);
-		if (e->is_table && e->spare_count > 0 &&
-			e->spare_first + e->spare_count == end)
-			back = e->spare_first;
-		else if (e->is_table && e->spare_count == 0 && e->cur_left > 0 &&
-				 e->cur_next + e->cur_left == end)
-			back = e->cur_next;
+		if (e->is_table)
+		{
+			if (e->refill == REFILL_TAKEN && e->flight_count > 0 &&
+				e->flight_first + e->flight_count == back)
+				back = e->flight_first;
+			if (e->spare_count > 0 && e->spare_first + e->spare_count == back)
+				back = e->spare_first;
+			if (e->cur_left > 0 && e->cur_next + e->cur_left == back)
+				back = e->cur_next;
+		}
 		cache_release_locked(e);
 		SpinLockRelease(&e->mutex);
 		ConditionVariableBroadcast(&e->cv);

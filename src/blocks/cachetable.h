@@ -30,7 +30,9 @@ typedef struct CacheEntry
 	Oid			dbid;			/* InvalidOid: unused */
 	char		name[NAMEDATALEN];
 	uint64		incarnation;	/* bumped when emptied or reassigned */
-	TimestampTz last_used;
+	TimestampTz last_used;		/* statement start of the last carve, or a sweep */
+	uint64		carves;			/* carves ever made from the entry */
+	uint64		carves_swept;	/* carves as the allocator's last sweep saw them */
 	int64		cur_next;		/* next ID of the current range */
 	int64		cur_left;		/* IDs left in it */
 	int64		refill_at;		/* ask for a spare once this ID is served */
@@ -46,6 +48,8 @@ typedef struct CacheEntry
 	RefillState refill;
 	uint64		refill_ticket;	/* incarnation the refill was taken for */
 	uint64		taken_by;		/* allocator token */
+	int64		flight_first;	/* the refill committed, not stored yet */
+	int64		flight_count;	/* 0: none (for cachetable_unprefetch()) */
 	uint32		failures;		/* refills that failed, ever */
 	AllocResult failure;		/* the last failed refill */
 	ConditionVariable cv;		/* broadcast when the entry changes */

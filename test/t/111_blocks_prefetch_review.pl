@@ -1,0 +1,103 @@
+# Block prefetch, two review findings (both on the safe side: a gap or a
+# wrong refusal, never a repeat), each check failing without its fix:
+#
+# 1. One statement that draws from a sequence for longer than
+#    uidgen.allocator_idle_timeout keeps its cache entry: the allocator's
+#    sweep does not free an entry that was carved from since its last
+#    sweep (cachetable_release_idle()), although the entry's last_used is
+#    the statement's start.  Without that, the entry was freed about once
+#    a second: a gap in the IDs and a wait for a refill each time.
+# 2. seq_alter() with a refill in flight (committed by the allocator, not
+#    yet stored in the cache: held at crash point "alloc-after-commit")
+#    gives the in-flight range back too, so it does not count it as handed
+#    out: lowering max_value above the IDs really handed out is accepted,
+#    and the sequence goes on right after them.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use lib 'test';
+use UidgenTest;
+
+my $node = uidgen_node('prefetch_review',
+	'uidgen.allocator_idle_timeout' => '1s',
+	log_statement => 'none');
+
+######## 1. a long statement keeps its entry
+$node->safe_psql('postgres', q{
+	SELECT seq_create('long', block_size => 100);
+	CREATE FUNCTION draw_for(secs float8, OUT n bigint, OUT gaps bigint, OUT distinct_ids bigint)
+	LANGUAGE plpgsql AS $$
+	DECLARE
+	    stop timestamptz := clock_timestamp() + secs * interval '1 second';
+	    prev bigint;
+	    x bigint;
+	BEGIN
+	    n := 0;
+	    gaps := 0;
+	    CREATE TEMP TABLE drawn (id bigint);
+	    WHILE clock_timestamp() < stop LOOP
+	        x := seq_next('long');
+	        INSERT INTO drawn VALUES (x);
+	        n := n + 1;
+	        IF prev IS NOT NULL AND x <> prev + 1 THEN
+	            gaps := gaps + 1;
+	        END IF;
+	        prev := x;
+	    END LOOP;
+	    SELECT count(DISTINCT id) INTO distinct_ids FROM drawn;
+	    DROP TABLE drawn;
+	END $$;
+});
+my ($n, $gaps, $distinct) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT * FROM draw_for(4.5)');
+note "one statement of 4.5 s drew $n IDs with $gaps gaps";
+cmp_ok($n, '>', 100, 'the statement drew IDs throughout');
+is($distinct, $n, 'every ID it drew is distinct');
+is($gaps, 0, 'a statement drawing for longer than allocator_idle_timeout keeps its entry: no gap');
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM seq_prefetched()}),
+	'once the statement is over, its entry is released as idle');
+
+######## 2. seq_alter() with a refill in flight
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET uidgen.allocator_idle_timeout = '60s';
+	SELECT pg_reload_conf();
+	SELECT seq_create('fl', block_size => 100);
+});
+# the first range: 1..100 (one block)
+is($node->safe_psql('postgres', q{SELECT seq_next('fl')}), '1', 'the first ID');
+my $offset = -s $node->logfile;
+set_crash_point($node, 'alloc-after-commit', 'wait');
+usleep(500_000);	# (the allocator reloads on its next wake-up anyway)
+# past 10% of the range: the next one is asked for, nobody waits
+my @drawn = split /\n/, $node->safe_psql('postgres',
+	q{SELECT seq_next('fl') FROM generate_series(1, 20)});
+ok(wait_for_log($node, qr/crash point "alloc-after-commit" reached/, $offset),
+	'the refill is committed and held before the cache gets it');
+my $end = $node->safe_psql('postgres',
+	q{SELECT next_block_start FROM id_sequences WHERE name = 'fl'});
+cmp_ok($end, '>', 101, "the row's next_block_start ($end) covers the range in flight");
+my ($rc, $out, $err) = $node->psql('postgres',
+	q{SELECT seq_alter('fl', max_value => 150)});
+is($rc, 0, 'seq_alter() lowers max_value above the IDs handed out (21), below the range in flight')
+  or diag $err;
+is($node->safe_psql('postgres',
+	q{SELECT next_block_start FROM id_sequences WHERE name = 'fl'}), '22',
+	'the range in flight went back to the row with the rest of the current one');
+disarm_crash_point($node);
+append_to_file($node->data_dir . '/uidgen.crash_release', '');
+ok(wait_for_log($node, qr/crash point "alloc-after-commit" released/, $offset),
+	'the allocator goes on');
+unlink $node->data_dir . '/uidgen.crash_release';
+push @drawn, split /\n/, $node->safe_psql('postgres',
+	q{SELECT seq_next('fl') FROM generate_series(1, 129)});
+is($drawn[20], '22', 'the sequence goes on right after the IDs handed out');
+my %seen;
+$seen{$_}++ for (1, @drawn);
+is(scalar(keys %seen), 150, '150 distinct IDs up to max_value');
+my $exhausted = psql_error($node, q{SELECT seq_next('fl')});
+like($exhausted, qr/2200H/, 'the 151st gets 2200H');
+
+done_testing();
