@@ -26,6 +26,8 @@
  *	   "next-before-return"
  *	3. the ID returned to the client
  * Everything after 1 is in memory: a crash loses it, a gap.
+ * Strategy 'gapless' (gapless.c) has nothing of its own to order: its
+ * numbers are an UPDATE in the caller's transaction, committed with it.
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
  * off it): one commit, nothing to order.  seq_unprefetch() (from
@@ -70,6 +72,7 @@
 #include "replicas/copies.h"
 #include "core/crashpoint.h"
 #include "blocks/failover.h"
+#include "blocks/gapless.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 #include "core/shmem.h"
@@ -145,6 +148,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	int64		n = PG_NARGS() > 1 ? PG_GETARG_INT64(1) : 0;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	AllocResult res;
+	CacheGot	got;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
@@ -155,7 +159,13 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 				 errdetail("The request was for " INT64_FORMAT " IDs.", n)));
 	blocks_check_callable("seq_reserve_block()");
 	/* strategy 'table': carved from the range the cache holds ahead */
-	if (!blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res))
+	got = blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res);
+	if (got == BLOCKCACHE_GAPLESS)
+	{
+		res.first = gapless_take(fcinfo->flinfo->fn_oid, name, n, &n);
+		res.last = res.first + (n - 1);
+	}
+	else if (got == BLOCKCACHE_NOT_TABLE)
 	{
 		/* an unknown name never reaches (nor starts) the allocator */
 		(void) seqrow_require(fcinfo->flinfo->fn_oid, name);
@@ -182,7 +192,12 @@ seq_next(PG_FUNCTION_ARGS)
 	int64		id;
 
 	blocks_check_callable("seq_next()");
-	id = blockcache_next(name, fcinfo->flinfo->fn_oid);
+	if (!blockcache_next(name, fcinfo->flinfo->fn_oid, &id))
+	{
+		int64		count;
+
+		id = gapless_take(fcinfo->flinfo->fn_oid, name, 1, &count);
+	}
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
 }
@@ -249,6 +264,19 @@ blocks_row_name(HeapTuple tuple, TupleDesc desc)
 	return SPI_getvalue(tuple, desc, attno);
 }
 
+/* Is a row of id_sequences of strategy 'gapless'? */
+static bool
+blocks_is_gapless(HeapTuple tuple, TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "strategy");
+	char	   *value;
+
+	if (attno <= 0)
+		return false;
+	value = SPI_getvalue(tuple, desc, attno);
+	return value != NULL && strcmp(value, "gapless") == 0;
+}
+
 /*
  * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
  * or dropped sequence must not be served from blocks cached before.  It is
@@ -272,6 +300,11 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 	desc = RelationGetDescr(trigdata->tg_relation);
+	/* a number taken from a sequence of strategy 'gapless', never cached */
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		blocks_is_gapless(trigdata->tg_trigtuple, desc) &&
+		blocks_is_gapless(trigdata->tg_newtuple, desc))
+		return PointerGetDatum(NULL);
 	name = blocks_row_name(trigdata->tg_trigtuple, desc);
 	if (name != NULL)
 		cachetable_invalidate(MyDatabaseId, name);
