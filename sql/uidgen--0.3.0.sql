@@ -194,7 +194,7 @@ CREATE TABLE id_sequences (
     created_at timestamptz NOT NULL DEFAULT now(),
     strategy text NOT NULL DEFAULT 'table'
         CONSTRAINT id_sequences_strategy_check
-        CHECK (strategy IN ('table', 'sequence')),
+        CHECK (strategy IN ('table', 'sequence', 'gapless')),
     sequence regclass
         CONSTRAINT id_sequences_sequence_check
         CHECK ((strategy = 'sequence') = (sequence IS NOT NULL))
@@ -263,6 +263,8 @@ GRANT SELECT ON id_sequences_timeline TO PUBLIC;
 -- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
 -- nextval() per block), created here next to id_sequences, owned by its
 -- name column (DROP EXTENSION drops it) and dropped by seq_drop().
+-- Strategy 'gapless' keeps it in next_block_start too, moved by an UPDATE
+-- in the caller's own transaction (src/blocks/gapless.c).
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            block_size integer DEFAULT 1000,
                            max_value bigint DEFAULT 9223372036854775807,
@@ -306,10 +308,10 @@ BEGIN
                   DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
                                   start, max_value);
     END IF;
-    IF strategy NOT IN ('table', 'sequence') THEN
+    IF strategy NOT IN ('table', 'sequence', 'gapless') THEN
         RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'The strategies are "table" and "sequence".';
+                  HINT = 'The strategies are "table", "sequence" and "gapless".';
     END IF;
     IF strategy = 'sequence' THEN
         SELECT c.relnamespace INTO nsp FROM pg_class c

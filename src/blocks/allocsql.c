@@ -16,6 +16,9 @@
  * its xmax as the tuple header holds it (a transaction or a MultiXactId),
  * so the allocator never waits on a caller's transaction.
  *
+ * A sequence of strategy 'gapless' is never served here (gapless.c): a
+ * request that finds one (recreated since its caller looked) fails.
+ *
  * A refill of the cache (blockcache.c) takes up to n IDs: what is left
  * below max_value if less, 2200H if none.  Answers carry the row's block
  * size and strategy, for the cache.
@@ -186,8 +189,9 @@ alloc_prepare(Oid relid)
 	plan_strategy = has_strategy;
 	table_only = has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
 	strategy_cols = has_strategy ?
-		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid" :
-		"false, NULL::pg_catalog.oid";
+		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid,"
+		" t.strategy OPERATOR(pg_catalog.=) 'gapless'" :
+		"false, NULL::pg_catalog.oid, false";
 	schema = get_namespace_name(plan_nsp);
 	if (schema == NULL)
 		alloc_not_installed();
@@ -525,6 +529,14 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	block_size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
 	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	exhausted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	/* (recreated as 'gapless' since its caller looked: never served here) */
+	if (DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull)))
+	{
+		for (int i = 0; i < count; i++)
+			alloc_fail_work(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+							"it is of strategy \"gapless\", whose numbers are taken in the caller's transaction");
+		return;
+	}
 	if (DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull)))
 	{
 		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));

@@ -181,10 +181,11 @@ cache_timeout(const char *name)
 
 /*
  * Wait until the entry has n IDs for us (see cache_take); the mutex is not
- * held.  For seq_reserve_block() (reserve), false if the sequence turns out
- * to be of strategy 'sequence'.
+ * held.  For seq_reserve_block() (reserve), CACHE_NOT_TABLE if the
+ * sequence turns out to be of strategy 'sequence';
+ * BLOCKCACHE_GAPLESS if it is (now) of strategy 'gapless'.
  */
-static bool
+static CacheGot
 cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 		   int64 *first, int64 *count)
 {
@@ -205,6 +206,11 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 		{
 			SpinLockRelease(&e->mutex);
 			*index = cachetable_find(name, funcid);
+			if (*index == CACHE_GAPLESS)
+			{
+				ConditionVariableCancelSleep();
+				return BLOCKCACHE_GAPLESS;
+			}
 			started = false;	/* failures are counted per entry */
 			continue;
 		}
@@ -212,7 +218,7 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 		{
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
-			return false;
+			return BLOCKCACHE_NOT_TABLE;
 		}
 		if (cache_take(e, n, first, count, &kick))
 		{
@@ -220,7 +226,7 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 			ConditionVariableCancelSleep();
 			if (kick)
 				(void) allocator_wake(MyDatabaseId, false);
-			return true;
+			return BLOCKCACHE_SERVED;
 		}
 		if (started && e->failures != failures_seen)
 		{
@@ -270,10 +276,12 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 
 /*
  * n IDs (0: the block size) of a sequence from the shared cache: *first and
- * *count.  For seq_reserve_block() (reserve), false if the sequence is of
- * strategy 'sequence', whose blocks the caller asks the allocator for.
+ * *count.  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE if the
+ * sequence is of strategy 'sequence', whose blocks the caller asks the
+ * allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless', which
+ * the cache never serves.
  */
-static bool
+static CacheGot
 cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		  int64 *first, int64 *count)
 {
@@ -288,6 +296,8 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		outcome_raise(name, &unknown);
 	}
 	index = cachetable_lookup(name, funcid);
+	if (index == CACHE_GAPLESS)
+		return BLOCKCACHE_GAPLESS;
 	e = cachetable_entry(index);
 	SpinLockAcquire(&e->mutex);
 	if (cachetable_is(e, name) && (e->is_table || !reserve) &&
@@ -296,39 +306,41 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		SpinLockRelease(&e->mutex);
 		if (kick)
 			(void) allocator_wake(MyDatabaseId, false);
-		return true;
+		return BLOCKCACHE_SERVED;
 	}
 	SpinLockRelease(&e->mutex);
 	return cache_wait(&index, name, funcid, n, reserve, first, count);
 }
 
-/* seq_next(): one ID of a sequence, from the shared cache. */
-int64
-blockcache_next(const char *name, Oid funcid)
+/*
+ * seq_next(): one ID of a sequence, from the shared cache, into *id; false
+ * if the sequence is of strategy 'gapless'.
+ */
+bool
+blockcache_next(const char *name, Oid funcid, int64 *id)
 {
-	int64		id;
 	int64		count;
 
-	(void) cache_get(name, funcid, 1, false, &id, &count);
-	return id;
+	return cache_get(name, funcid, 1, false, id, &count) == BLOCKCACHE_SERVED;
 }
 
 /*
  * seq_reserve_block() of a sequence of strategy 'table': n IDs (0: the
- * block size) carved from the shared cache into *res; false if the
- * sequence is of strategy 'sequence'.
+ * block size) carved from the shared cache into *res; otherwise what the
+ * sequence is (BLOCKCACHE_NOT_TABLE, BLOCKCACHE_GAPLESS).
  */
-bool
+CacheGot
 blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res)
 {
 	int64		count;
+	CacheGot	got = cache_get(name, funcid, n, true, &res->first, &count);
 
-	if (!cache_get(name, funcid, n, true, &res->first, &count))
-		return false;
+	if (got != BLOCKCACHE_SERVED)
+		return got;
 	res->outcome = ALLOC_OK;
 	res->requested = count;
 	res->last = res->first + (count - 1);
-	return true;
+	return got;
 }
 
 /* What the database's entries hold, for seq_prefetched(); how many. */

@@ -27,8 +27,16 @@ typedef struct CacheReport
 } CacheReport;
 
 extern int	blockcache_report(Oid dbid, CacheReport *out, int max);
-extern int64 blockcache_next(const char *name, Oid funcid);
-extern bool blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
+/* What the cache did with a request. */
+typedef enum CacheGot
+{
+	BLOCKCACHE_SERVED,			/* carved from the cache */
+	BLOCKCACHE_NOT_TABLE,		/* strategy 'sequence': ask the allocator */
+	BLOCKCACHE_GAPLESS			/* strategy 'gapless': never cached */
+} CacheGot;
+
+extern bool blockcache_next(const char *name, Oid funcid, int64 *id);
+extern CacheGot blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
 extern void blockcache_stage(const AllocWork *works, int nworks);
 extern void blockcache_deliver(const AllocWork *work);

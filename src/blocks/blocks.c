@@ -28,6 +28,8 @@
  * Everything after 1 is in memory: a crash loses it, a gap.  On a Citus
  * worker both calls act on the coordinator's sequences instead
  * (replicas/citusblocks.c, which has its own table).
+ * Strategy 'gapless' (gapless.c) has nothing of its own to order: its
+ * numbers are an UPDATE in the caller's transaction, committed with it.
  * seq_advance(), seq_alter() and seq_drop() are SQL in the caller's own
  * transaction, with the row locked FOR UPDATE (which keeps the allocator
  * off it): one commit, nothing to order.  seq_unprefetch() (from
@@ -73,6 +75,7 @@
 #include "replicas/copies.h"
 #include "core/crashpoint.h"
 #include "blocks/failover.h"
+#include "blocks/gapless.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 #include "core/shmem.h"
@@ -152,6 +155,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	int64		n = PG_NARGS() > 1 ? PG_GETARG_INT64(1) : 0;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	AllocResult res;
+	CacheGot	got;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
@@ -165,7 +169,13 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	if (citusblocks_remote())
 		citusblocks_reserve(name, n, &res.first, &res.last);
 	/* strategy 'table': carved from the range the cache holds ahead */
-	else if (!blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res))
+	else if ((got = blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res)) ==
+			 BLOCKCACHE_GAPLESS)
+	{
+		res.first = gapless_take(fcinfo->flinfo->fn_oid, name, n, &n);
+		res.last = res.first + (n - 1);
+	}
+	else if (got == BLOCKCACHE_NOT_TABLE)
 	{
 		/* an unknown name never reaches (nor starts) the allocator */
 		(void) seqrow_require(fcinfo->flinfo->fn_oid, name);
@@ -193,8 +203,14 @@ seq_next(PG_FUNCTION_ARGS)
 
 	blocks_check_callable("seq_next()");
 	/* a Citus worker: from a block it reserved from the coordinator */
-	id = citusblocks_remote() ? citusblocks_next(name) :
-		blockcache_next(name, fcinfo->flinfo->fn_oid);
+	if (citusblocks_remote())
+		id = citusblocks_next(name);
+	else if (!blockcache_next(name, fcinfo->flinfo->fn_oid, &id))
+	{
+		int64		count;
+
+		id = gapless_take(fcinfo->flinfo->fn_oid, name, 1, &count);
+	}
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
 }
@@ -261,6 +277,19 @@ blocks_row_name(HeapTuple tuple, TupleDesc desc)
 	return SPI_getvalue(tuple, desc, attno);
 }
 
+/* Is a row of id_sequences of strategy 'gapless'? */
+static bool
+blocks_is_gapless(HeapTuple tuple, TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "strategy");
+	char	   *value;
+
+	if (attno <= 0)
+		return false;
+	value = SPI_getvalue(tuple, desc, attno);
+	return value != NULL && strcmp(value, "gapless") == 0;
+}
+
 /*
  * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
  * or dropped sequence must not be served from blocks cached before.  It is
@@ -284,6 +313,11 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 	desc = RelationGetDescr(trigdata->tg_relation);
+	/* a number taken from a sequence of strategy 'gapless', never cached */
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		blocks_is_gapless(trigdata->tg_trigtuple, desc) &&
+		blocks_is_gapless(trigdata->tg_newtuple, desc))
+		return PointerGetDatum(NULL);
 	name = blocks_row_name(trigdata->tg_trigtuple, desc);
 	if (name != NULL)
 		cachetable_invalidate(MyDatabaseId, name);

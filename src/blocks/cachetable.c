@@ -283,7 +283,8 @@ cache_hint(const char *name)
 /*
  * Find the entry of a sequence, or assign one once the sequence is seen to
  * exist (else 42704), and remember where it is.  funcid: the calling
- * function (seqrow.c finds id_sequences next to it).
+ * function (seqrow.c finds id_sequences next to it).  A sequence of
+ * strategy 'gapless' never takes an entry: CACHE_GAPLESS.
  */
 int
 cachetable_find(const char *name, Oid funcid)
@@ -296,12 +297,14 @@ cachetable_find(const char *name, Oid funcid)
 	LWLockRelease(cache_shared->lock);
 	if (index < 0)
 	{
-		bool		is_table = seqrow_require(funcid, name);
+		SeqStrategy kind = seqrow_require(funcid, name);
 
+		if (kind == SEQ_GAPLESS)
+			return CACHE_GAPLESS;
 		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 		index = cache_scan(name);
 		if (index < 0)
-			index = cache_assign(name, is_table);
+			index = cache_assign(name, kind == SEQ_TABLE);
 		LWLockRelease(cache_shared->lock);
 	}
 	hint = cache_hint(name);
@@ -310,7 +313,7 @@ cachetable_find(const char *name, Oid funcid)
 	return index;
 }
 
-/* Where the sequence's entry probably is (checked by the caller). */
+/* Where the sequence's entry probably is (checked by the caller), or CACHE_GAPLESS. */
 int
 cachetable_lookup(const char *name, Oid funcid)
 {

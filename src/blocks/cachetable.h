@@ -65,6 +65,9 @@ cachetable_is(CacheEntry *e, const char *name)
 extern void cachetable_register(void);
 extern CacheEntry *cachetable_entry(int index);
 extern int	cachetable_size(void);
+/* cachetable_find(): the sequence is of strategy 'gapless' (no entry). */
+#define CACHE_GAPLESS (-1)
+
 extern int	cachetable_lookup(const char *name, Oid funcid);
 extern int	cachetable_find(const char *name, Oid funcid);
 extern bool cachetable_release_idle(Oid dbid, int timeout_s);

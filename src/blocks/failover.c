@@ -43,6 +43,10 @@
  * answered with that lock, which its caller waits for (outcome.c), and the
  * next round tries again.
  *
+ * Sequences of strategy 'gapless' do not skip (nor are they locked): their
+ * row is moved in the callers' transactions, so the promoted server holds
+ * exactly the numbers whose commits reached it (gapless.c).
+ *
  * The seq_next() cache cannot hold a block from before the timeline
  * change: shared memory starts empty with the server, a standby reserves
  * nothing, and a server changes timeline only at the end of its recovery.
@@ -154,9 +158,10 @@ failover_recorded(const char *tl, int64 *recorded)
 }
 
 /*
- * Lock every row of id_sequences, FOR NO KEY UPDATE SKIP LOCKED as the
- * round does; if another transaction holds one, answer every request with
- * that row's locker and return false.
+ * Lock every row of id_sequences but those of strategy 'gapless' (never
+ * skipped, and held by their callers' transactions), FOR NO KEY UPDATE SKIP
+ * LOCKED as the round does; if another transaction holds one, answer every
+ * request with that row's locker and return false.
  */
 static bool
 failover_lock_rows(Oid relid, const char *ids, AllocWork *works, int nworks)
@@ -166,9 +171,11 @@ failover_lock_rows(Oid relid, const char *ids, AllocWork *works, int nworks)
 	bool		isnull;
 
 	if (SPI_execute(psprintf("WITH locked AS MATERIALIZED (SELECT l.name FROM %s AS l"
+							 " WHERE l.strategy OPERATOR(pg_catalog.<>) 'gapless'"
 							 " FOR NO KEY UPDATE SKIP LOCKED)"
 							 " SELECT t.ctid FROM %s AS t WHERE NOT EXISTS (SELECT FROM locked"
-							 " WHERE locked.name OPERATOR(pg_catalog.=) t.name) LIMIT 1",
+							 " WHERE locked.name OPERATOR(pg_catalog.=) t.name)"
+							 " AND t.strategy OPERATOR(pg_catalog.<>) 'gapless' LIMIT 1",
 							 ids, ids), false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 	if (SPI_processed == 0)

@@ -34,7 +34,7 @@
 #include "blocks/seqrow.h"
 
 /* id_sequences, found next to a function of the extension (same schema). */
-static Oid
+Oid
 seqrow_table(Oid funcid)
 {
 	Oid			relid = get_relname_relid("id_sequences", get_func_namespace(funcid));
@@ -47,12 +47,12 @@ seqrow_table(Oid funcid)
 }
 
 /*
- * Is there a row for the name in the table, as of now?  *is_table: is it
- * of strategy 'table' (as every row of 0.1.0's table, which lacks the
- * column)?
+ * Is there a row for the name in the table, as of now?  *strategy: its
+ * strategy ('table' for every row of 0.1.0's table, which lacks the
+ * column).
  */
 static bool
-seqrow_exists(Oid table, const char *name, bool *is_table)
+seqrow_exists(Oid table, const char *name, SeqStrategy *kind)
 {
 	Relation	rel = table_open(table, AccessShareLock);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -77,13 +77,15 @@ seqrow_exists(Oid table, const char *name, bool *is_table)
 	tuple = systable_getnext(scan);
 	found = HeapTupleIsValid(tuple);
 	strategy = get_attnum(table, "strategy");
-	*is_table = true;
+	*kind = SEQ_TABLE;
 	if (found && strategy != InvalidAttrNumber)
 	{
 		bool		isnull;
 		Datum		value = heap_getattr(tuple, strategy, RelationGetDescr(rel), &isnull);
+		char	   *kindname = isnull ? "table" : TextDatumGetCString(value);
 
-		*is_table = isnull || strcmp(TextDatumGetCString(value), "table") == 0;
+		*kind = strcmp(kindname, "gapless") == 0 ? SEQ_GAPLESS :
+			strcmp(kindname, "sequence") == 0 ? SEQ_SEQUENCE : SEQ_TABLE;
 	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
@@ -93,16 +95,16 @@ seqrow_exists(Oid table, const char *name, bool *is_table)
 
 /*
  * Raise the usual "does not exist" error (42704) if the sequence has no
- * row; funcid is the calling function of the extension.  Returns whether
- * the sequence is of strategy 'table'.
+ * row; funcid is the calling function of the extension.  Returns the
+ * sequence's strategy.
  */
-bool
+SeqStrategy
 seqrow_require(Oid funcid, const char *name)
 {
 	AllocResult unknown = {.outcome = ALLOC_UNKNOWN};
-	bool		is_table = true;
+	SeqStrategy kind = SEQ_TABLE;
 
-	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name, &is_table))
+	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name, &kind))
 		outcome_raise(name, &unknown);
-	return is_table;
+	return kind;
 }

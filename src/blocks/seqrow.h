@@ -11,6 +11,15 @@
 #ifndef UIDGEN_SEQROW_H
 #define UIDGEN_SEQROW_H
 
-extern bool seqrow_require(Oid funcid, const char *name);
+/* A sequence's strategy (column id_sequences.strategy). */
+typedef enum SeqStrategy
+{
+	SEQ_TABLE,
+	SEQ_SEQUENCE,
+	SEQ_GAPLESS
+} SeqStrategy;
+
+extern Oid	seqrow_table(Oid funcid);
+extern SeqStrategy seqrow_require(Oid funcid, const char *name);
 
 #endif							/* UIDGEN_SEQROW_H */

@@ -224,11 +224,29 @@ citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
 	char	   *sql;
 
 	snprintf(count, sizeof(count), INT64_FORMAT, n);
-	sql = psprintf(n > 0 ?
-				   "SELECT first_id, last_id FROM %s.seq_reserve_block($1, $2::bigint)" :
-				   "SELECT first_id, last_id FROM %s.seq_reserve_block($1)",
-				   citusblocks_schema());
+	/*
+	 * A gapless sequence's numbers belong to a transaction on the
+	 * coordinator, which a worker's statement is not part of: the
+	 * reservation runs only if the row is not gapless (no row: the
+	 * coordinator's own error), and no row comes back if it is.
+	 */
+	sql = psprintf("SELECT r.first_id, r.last_id"
+				   " FROM (SELECT (SELECT s.strategy FROM %s.id_sequences s"
+				   " WHERE s.name = $1) AS strategy) q,"
+				   " LATERAL (SELECT * FROM %s.seq_reserve_block($1%s)"
+				   " WHERE q.strategy IS DISTINCT FROM 'gapless') r",
+				   citusblocks_schema(), citusblocks_schema(),
+				   n > 0 ? ", $2::bigint" : "");
 	res = citusconn_exec(sql, n > 0 ? 2 : 1, params);
+	if (PQntuples(res) == 0 && PQnfields(res) == 2)
+	{
+		PQclear(res);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gapless block sequence \"%s\" cannot be used on a Citus worker", name),
+				 errdetail("Its numbers are taken in the caller's transaction on the coordinator, which a statement on a worker is not part of."),
+				 errhint("Take gapless numbers on the coordinator, or use strategy 'table' for values set on workers.")));
+	}
 	if (PQntuples(res) != 1 || PQnfields(res) != 2)
 	{
 		PQclear(res);

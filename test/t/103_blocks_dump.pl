@@ -26,6 +26,8 @@ $node->safe_psql('src', q{
     SELECT seq_create('orders', block_size => 100);
     SELECT seq_create('small', start => 50, block_size => 7, max_value => 10000);
     SELECT seq_advance('small', 500);
+    SELECT seq_create('invoice', start => 41, strategy => 'gapless');
+    SELECT seq_next('invoice'), seq_next('invoice');
     CREATE TABLE handed (seq text, first_id bigint, last_id bigint);
     INSERT INTO handed SELECT 'orders', r.* FROM generate_series(1, 5) g, LATERAL seq_reserve_block('orders', g * 10) r;
     INSERT INTO handed SELECT 'small', * FROM seq_reserve_block('small');
@@ -48,6 +50,8 @@ command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('dst'), $dump
 is($node->safe_psql('dst',
     'SELECT name, next_block_start, block_size, max_value, exhausted FROM id_sequences ORDER BY name'),
     $rows_before, 'the sequences came across unchanged');
+is($node->safe_psql('dst', "SELECT strategy || ' ' || seq_next('invoice') FROM id_sequences WHERE name = 'invoice'"),
+    'gapless 43', 'a gapless sequence comes across with its strategy and goes on with the next number');
 cmp_ok($node->safe_psql('dst', "SELECT first_id FROM seq_reserve_block('orders')"),
     '>', $max_orders, 'next block of orders is above every earlier one');
 cmp_ok($node->safe_psql('dst', "SELECT seq_next('orders')"),

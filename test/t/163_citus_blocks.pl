@@ -43,6 +43,18 @@ like(psql_error($workers[1], q{SELECT seq_create('inv')}),
 like(psql_error($workers[1], q{SELECT seq_next('nope')}),
 	qr/ERROR:\s+42704:/, 'an unknown sequence on a worker: 42704, as on the coordinator');
 
+# A gapless sequence's numbers belong to a transaction on the coordinator:
+# a worker refuses them, the coordinator serves them.
+$coord->safe_psql('postgres', q{SELECT seq_create('gl', strategy => 'gapless')});
+like(psql_error($workers[0], q{SELECT seq_next('gl')}),
+	qr/0A000.*gapless block sequence "gl" cannot be used on a Citus worker/,
+	'gapless on a worker: seq_next() refused (0A000)');
+like(psql_error($workers[1], q{SELECT * FROM seq_reserve_block('gl', 3)}),
+	qr/0A000/, 'gapless on a worker: seq_reserve_block() refused');
+is($coord->safe_psql('postgres', q{SELECT seq_next('gl')}), '1',
+	'gapless on the coordinator: 1, nothing was taken by the workers');
+$coord->safe_psql('postgres', q{SELECT seq_drop('gl')});
+
 # 2. Every node at once: a distributed table with DEFAULT seq_next(), and
 # seq_reserve_block() from every node.
 $coord->safe_psql('postgres', q{
