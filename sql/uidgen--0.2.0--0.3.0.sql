@@ -476,74 +476,6 @@ REVOKE ALL ON FUNCTION seq_workers_forget(text) FROM PUBLIC;
 
 -- seq_create(), seq_drop(), seq_alter() and seq_advance() act on the
 -- coordinator's sequences on a Citus worker
-CREATE OR REPLACE FUNCTION seq_create(name text, start bigint DEFAULT 1,
-                           block_size integer DEFAULT 1000,
-                           max_value bigint DEFAULT 9223372036854775807,
-                           strategy text DEFAULT 'table')
-    RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    nsp regnamespace;
-    seq regclass;
-BEGIN
-    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
-       OR strategy IS NULL THEN
-        RAISE EXCEPTION 'arguments of seq_create() must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    -- a Citus worker: the coordinator's sequences (Citus section below)
-    IF @extschema@.seq_on_coordinator() THEN
-        PERFORM @extschema@.seq_coordinator_call('seq_create',
-            ARRAY[name, start::text, block_size::text, max_value::text, strategy]);
-        RETURN;
-    END IF;
-    IF name = '' THEN
-        RAISE EXCEPTION 'block sequence name must not be empty'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF octet_length(name) > 63 THEN
-        RAISE EXCEPTION 'block sequence name "%" is too long', name
-            USING ERRCODE = 'name_too_long',
-                  DETAIL = 'Names are limited to 63 bytes.';
-    END IF;
-    IF block_size < 1 OR block_size > 1000000000 THEN
-        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('The value given was %s.', block_size);
-    END IF;
-    IF start > max_value OR start = 9223372036854775807 THEN
-        RAISE EXCEPTION 'start must not be greater than max_value'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
-                                  start, max_value);
-    END IF;
-    IF strategy NOT IN ('table', 'sequence') THEN
-        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'The strategies are "table" and "sequence".';
-    END IF;
-    IF strategy = 'sequence' THEN
-        SELECT c.relnamespace INTO nsp FROM pg_class c
-            WHERE c.oid = '@extschema@.id_sequences'::regclass;
-        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
-                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
-                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
-        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
-    END IF;
-    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
-                                               strategy, sequence)
-        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
-                seq_create.strategy, seq);
-EXCEPTION
-    -- the row, or the native sequence of a row, exists
-    WHEN unique_violation OR duplicate_table THEN
-        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
-            USING ERRCODE = 'duplicate_object';
-END;
-$$;
-
 CREATE OR REPLACE FUNCTION seq_drop(name text) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -683,6 +615,12 @@ BEGIN
        OR strategy IS NULL THEN
         RAISE EXCEPTION 'arguments of seq_create() must not be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- a Citus worker: the coordinator's sequences (Citus section below)
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_create',
+            ARRAY[name, start::text, block_size::text, max_value::text, strategy]);
+        RETURN;
     END IF;
     IF name = '' THEN
         RAISE EXCEPTION 'block sequence name must not be empty'
