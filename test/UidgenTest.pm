@@ -24,7 +24,7 @@ our @EXPORT = qw(
   arm_crash_point disarm_crash_point wait_for_log wait_for_server_exit
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
   seq_blocks range_overlap origin_burst check_hwm_above
-  set_crash_point wait_crash_restart poll_through_crashes
+  set_crash_point wait_crash_restart poll_through_crashes citus_node
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -70,6 +70,23 @@ sub uidgen_node
 		$node->start;
 		$node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
 	}
+	return $node;
+}
+
+# A node with Citus and uidgen preloaded and no uidgen.worker_id, started,
+# with the citus extension created; %init is passed to init.
+sub citus_node
+{
+	my ($name, %init) = @_;
+	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
+		init => \%init,
+		shared_preload_libraries => 'citus,uidgen',
+		'citus.node_conninfo' => 'sslmode=disable',
+		'citus.shard_count' => 4,
+		max_prepared_transactions => 20,
+		max_connections => 60);
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
 	return $node;
 }
 

@@ -33,21 +33,6 @@ chomp $libdir;
 plan skip_all => "Citus is not installed in $libdir (scripts/citus.sh builds it)"
   unless -f "$libdir/citus.so";
 
-# A node with Citus and uidgen preloaded, and no uidgen.worker_id.
-sub citus_node
-{
-	my ($name, %init) = @_;
-	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
-		init => \%init,
-		shared_preload_libraries => 'citus,uidgen',
-		'citus.node_conninfo' => 'sslmode=disable',
-		'citus.shard_count' => 4,
-		max_prepared_transactions => 20,
-		max_connections => 60);
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-	return $node;
-}
 
 # Add $node to the cluster of $coord; its group id.
 sub add_node
