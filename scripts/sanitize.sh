@@ -24,9 +24,10 @@ SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-wrapv -fno
 # TAP files left out under ASan, beside those that use libfaketime (found
 # below: libfaketime and libasan deadlock at process start): 110 upgrades
 # from another major, 130 runs Patroni and etcd (both need more than this
-# job's one major), 160 and 161 run Citus (not built with the sanitizers: its own
+# job's one major), 160 to 164 run Citus (not built with the sanitizers: its own
 # code is not under test here).
-TAP_SKIP=(test/t/110_pg_upgrade.pl test/t/130_patroni.pl test/t/160_citus.pl test/t/161_citus_two_databases.pl)
+TAP_SKIP=(test/t/110_pg_upgrade.pl test/t/130_patroni.pl test/t/160_citus.pl test/t/161_citus_two_databases.pl
+    test/t/162_citus_refusals.pl test/t/163_citus_blocks.pl test/t/164_crash_citus_adopt.pl)
 
 work=$(make_workdir)
 trap 'stop_cluster "$work"; stop_cluster "$work/valgrind"' EXIT

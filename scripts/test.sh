@@ -10,9 +10,13 @@
 # UIDGEN_COVERAGE=1 builds uidgen with gcov instrumentation (--coverage -O0,
 # and -DUIDGEN_GCOV: a process killed at a crash point writes its counts
 # first, src/core/crashpoint.c) for the run, prints lcov's summary of src/
-# per file (lines, functions, branches) and the totals after it, and
-# reinstalls the ordinary build; UIDGEN_COVERAGE_INFO=FILE keeps lcov's
-# tracefile (per line and branch) there.
+# per file (lines, functions, branches) and the totals after it, raw and
+# without the branches inside PostgreSQL's macros, says where the coverage
+# is below its targets (coverage_check; with UIDGEN_COVERAGE_STRICT=1 that
+# fails the run), and reinstalls the
+# ordinary build; UIDGEN_COVERAGE_INFO=FILE keeps lcov's tracefile (per
+# line and branch) there, and the filtered one in FILE-filtered.info
+# (FILE without its .info).
 # First of all, scripts/include_graph.sh prints the layers of src/ and
 # fails the run if its include graph has a cycle.
 source "$(dirname "$0")/common.sh"
@@ -46,9 +50,12 @@ cd "$work/src"
 [ -z "$COVERAGE" ] || export GCOV_PREFIX=$work/gcov
 
 # lcov's summary of the counts the servers wrote below $GCOV_PREFIX, per
-# file of src/ and in total.
+# file of src/ and in total, twice: raw, then with the branches of
+# PostgreSQL's macros left out (COVERAGE_MACRO_LINES); then the check of
+# the targets (coverage_check).
 coverage_report() {
-    local info=$work/coverage.info rc=(--rc lcov_branch_coverage=1)
+    local info=$work/coverage.info filtered=$work/coverage-filtered.info
+    local rc=(--rc lcov_branch_coverage=1)
     # lcov 2 (trixie and later) renamed the setting and checks more.
     lcov --version | grep -q 'version 1\.' ||
         rc=(--rc branch_coverage=1 --ignore-errors inconsistent,mismatch,unused,empty)
@@ -59,12 +66,68 @@ coverage_report() {
         cp "$f" "$UIDGEN_SRC/src/${f#"$built"/}"
     done
     lcov -q "${rc[@]}" --capture --directory "$UIDGEN_SRC/src" --base-directory "$UIDGEN_SRC" \
-        --output-file "$info" >/dev/null
-    lcov -q "${rc[@]}" --extract "$info" "$UIDGEN_SRC/src/*" --output-file "$info" >/dev/null
+        --output-file "$info.all" >/dev/null
+    lcov -q "${rc[@]}" --extract "$info.all" "$UIDGEN_SRC/src/*" --output-file "$info" >/dev/null
+    lcov -q "${rc[@]}" --rc "lcov_excl_br_line=$COVERAGE_MACRO_LINES" --capture \
+        --directory "$UIDGEN_SRC/src" --base-directory "$UIDGEN_SRC" --output-file "$filtered.all" >/dev/null
+    lcov -q "${rc[@]}" --extract "$filtered.all" "$UIDGEN_SRC/src/*" --output-file "$filtered" >/dev/null
     echo "== coverage of src/ by the whole suite ($("$PG_CONFIG" --version), gcov, lcov)"
+    echo "== raw: every branch gcc instruments"
     lcov "${rc[@]}" --list "$info"
     lcov "${rc[@]}" --summary "$info"
-    [ -z "${UIDGEN_COVERAGE_INFO:-}" ] || cp "$info" "$UIDGEN_COVERAGE_INFO"
+    echo "== filtered: without the branches inside PostgreSQL's macros (lines that start with one of them: $COVERAGE_MACRO_LINES)"
+    lcov "${rc[@]}" --list "$filtered"
+    lcov "${rc[@]}" --summary "$filtered"
+    [ -z "${UIDGEN_COVERAGE_INFO:-}" ] || {
+        cp "$info" "$UIDGEN_COVERAGE_INFO"
+        cp "$filtered" "${UIDGEN_COVERAGE_INFO%.info}-filtered.info"
+    }
+    # (the targets are not met yet, 2026-11-26: below them the run fails
+    # only with UIDGEN_COVERAGE_STRICT=1, which CI does not set yet)
+    coverage_check "$filtered" || [ -z "${UIDGEN_COVERAGE_STRICT:-}" ]
+}
+
+# The lines whose branches all come from a macro of PostgreSQL's, not from
+# a decision of uidgen's: they start with ereport(, elog(, a spinlock's,
+# CHECK_FOR_INTERRUPTS() or PG_TRY()'s parts (the never-taken side inside
+# ereport, the retry of a spinlock, the interrupt check, sigsetjmp).  lcov's
+# lcov_excl_br_line leaves out the branches of such lines (not their lines).
+# A line such as "if (x) elog(...)" does not start with one: it counts.
+COVERAGE_MACRO_LINES='^\s*(ereport|elog|SpinLockAcquire|SpinLockRelease|CHECK_FOR_INTERRUPTS|PG_TRY|PG_CATCH|PG_FINALLY|PG_END_TRY)\s*\('
+
+# The targets, on the filtered branches: lines at least 95% and branches
+# at least 85% of src/, and no file under 85% of its lines.  Below any of
+# them it says which, and fails (with UIDGEN_COVERAGE_STRICT=1).
+COVERAGE_MIN_LINES=95
+COVERAGE_MIN_BRANCHES=85
+COVERAGE_MIN_FILE_LINES=85
+coverage_check() {
+    awk -v lines="$COVERAGE_MIN_LINES" -v branches="$COVERAGE_MIN_BRANCHES" \
+        -v file_lines="$COVERAGE_MIN_FILE_LINES" -v src="$UIDGEN_SRC/" '
+        /^SF:/ { file = substr($0, 4); sub(src, "", file) }
+        /^LF:/ { lf[file] += substr($0, 4); LF += substr($0, 4) }
+        /^LH:/ { lh[file] += substr($0, 4); LH += substr($0, 4) }
+        /^BRF:/ { BRF += substr($0, 5) }
+        /^BRH:/ { BRH += substr($0, 5) }
+        END {
+            bad = 0
+            for (f in lf)
+                if (lf[f] > 0 && 100 * lh[f] < file_lines * lf[f]) {
+                    printf "== coverage: %s has %.1f%% of its lines covered (target %d%%)\n", f, 100 * lh[f] / lf[f], file_lines
+                    bad = 1
+                }
+            if (100 * LH < lines * LF) {
+                printf "== coverage: lines %.1f%% (%d of %d), target %d%%\n", 100 * LH / LF, LH, LF, lines
+                bad = 1
+            }
+            if (100 * BRH < branches * BRF) {
+                printf "== coverage: branches (filtered) %.1f%% (%d of %d), target %d%%\n", 100 * BRH / BRF, BRH, BRF, branches
+                bad = 1
+            }
+            if (!bad)
+                printf "== coverage targets met: lines %.1f%%, branches (filtered) %.1f%%, every file at least %d%% of its lines\n", 100 * LH / LF, 100 * BRH / BRF, file_lines
+            exit bad
+        }' "$1"
 }
 
 status=0

@@ -36,6 +36,7 @@
 #include "storage/spin.h"
 
 #include "clock/walmark.h"
+#include "core/crashpoint.h"
 #include "core/settings.h"
 
 #define XLOG_UIDGEN_MARK 0x00
@@ -61,7 +62,9 @@ walmark_log(uint64 mark, int32 worker_id)
 	rec.mark = mark;
 	rec.worker_id = worker_id;
 	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, sizeof(rec));
+	/* (a test build writes it short at "mark-record-short": replay refuses it) */
+	XLogRegisterData((char *) &rec, CRASH_POINT_ARMED("mark-record-short") ?
+					 offsetof(xl_uidgen_mark, worker_id) : sizeof(rec));
 	lsn = XLogInsert(UIDGEN_RMGR_ID, XLOG_UIDGEN_MARK);
 	XLogFlush(lsn);
 }

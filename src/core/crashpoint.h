@@ -18,10 +18,17 @@
 #define UIDGEN_CRASHPOINT_H
 
 #ifdef UIDGEN_CRASH_POINTS
+extern void crashpoint_init(void);
+extern bool crashpoint_armed(const char *name);
 extern void crashpoint_reach(const char *name);
 #define CRASH_POINT(name) crashpoint_reach(name)
+/* a fault to commit on purpose where the point is armed (crashpoint.c) */
+#define CRASH_POINT_ARMED(name) crashpoint_armed(name)
+#define CRASH_POINTS_INIT() crashpoint_init()
 #else
 #define CRASH_POINT(name) ((void) 0)
+#define CRASH_POINT_ARMED(name) false
+#define CRASH_POINTS_INIT() ((void) 0)
 #endif
 
 #endif							/* UIDGEN_CRASHPOINT_H */

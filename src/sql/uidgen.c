@@ -20,6 +20,7 @@
 #include "clock/statefile.h"
 #include "clock/walmark.h"
 #include "core/counters.h"
+#include "core/crashpoint.h"
 #include "core/settings.h"
 #include "replicas/citusblocks.h"
 #include "replicas/copies.h"
@@ -54,6 +55,7 @@ _PG_init(void)
 	}
 
 	settings_define();
+	CRASH_POINTS_INIT();
 	/* WAL may hold uidgen's records whenever the server replays it */
 	walmark_register(copies_replay_mark);
 

@@ -33,21 +33,6 @@ chomp $libdir;
 plan skip_all => "Citus is not installed in $libdir (scripts/citus.sh builds it)"
   unless -f "$libdir/citus.so";
 
-# A node with Citus and uidgen preloaded, and no uidgen.worker_id.
-sub citus_node
-{
-	my ($name, %init) = @_;
-	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
-		init => \%init,
-		shared_preload_libraries => 'citus,uidgen',
-		'citus.node_conninfo' => 'sslmode=disable',
-		'citus.shard_count' => 4,
-		max_prepared_transactions => 20,
-		max_connections => 60);
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-	return $node;
-}
 
 # Add $node to the cluster of $coord; its group id.
 sub add_node
@@ -68,7 +53,7 @@ sub ids_from
 }
 
 my $coord = citus_node('co');
-my @workers = (citus_node('w1', allows_streaming => 1), citus_node('w2'));
+my @workers = (citus_node('w1', init => { allows_streaming => 1 }), citus_node('w2'));
 my $late = citus_node('w3');
 
 # 1. Not placed yet: every node says group 0, like the coordinator; none

@@ -20,20 +20,6 @@ chomp $libdir;
 plan skip_all => "Citus is not installed in $libdir"
   unless -f "$libdir/citus.so";
 
-# A node with Citus and uidgen preloaded, and no uidgen.worker_id.
-sub citus_node
-{
-	my ($name) = @_;
-	my $node = uidgen_node($name, start => 0, 'uidgen.worker_id' => undef,
-		shared_preload_libraries => 'citus,uidgen',
-		'citus.node_conninfo' => 'sslmode=disable',
-		'citus.shard_count' => 4,
-		max_prepared_transactions => 20,
-		max_connections => 60);
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-	return $node;
-}
 
 my $coord = citus_node('co');
 my $w = citus_node('w1');

@@ -1,0 +1,80 @@
+# Guarantee: the skip of block sequences on a new timeline
+# (blocks/failover.c), for strategy 'sequence', at the edges of its native
+# sequence: it moves ahead from where the native sequence's next nextval()
+# starts, never backwards and never past max_value + 1:
+# - a native sequence never called (is_called false) skips from its
+#   last_value, not one increment beyond it;
+# - one whose skip would pass max_value stops at max_value + 1, exhausted
+#   (2200H), without overflow;
+# - one already moved beyond max_value (by hand) is left where it is, not
+#   moved back down to max_value + 1;
+# - one at the last bigint (last_value + increment overflows, set by hand:
+#   IDs stop below 2^63 - 1) leaves its row exhausted (2200H).
+# The timeline change is made by hand: the recorded timeline is changed in
+# id_sequences_timeline and the allocator restarted, which then skips as
+# after a promotion (test/t/108_blocks_promotion_skip.pl promotes).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test';
+use UidgenTest;
+
+my $skip = 1000;
+my $node = uidgen_node('skip_edges', 'uidgen.promotion_skip' => $skip);
+$node->safe_psql('postgres', q{
+	SELECT seq_create('fresh', block_size => 10, strategy => 'sequence');
+	SELECT seq_create('small', block_size => 10, max_value => 500, strategy => 'sequence');
+	SELECT seq_create('beyond', block_size => 10, max_value => 500, strategy => 'sequence');
+	SELECT seq_create('top', block_size => 10, strategy => 'sequence');
+});
+# (an allocator round on this timeline first: the skip is recorded for it)
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('small')");
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('beyond')");
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('top')");
+my %native = map { $_ => $node->safe_psql('postgres',
+		"SELECT sequence::text FROM id_sequences WHERE name = '$_'") } qw(fresh small beyond top);
+is($node->safe_psql('postgres', "SELECT is_called FROM $native{fresh}"), 'f',
+	'the native sequence of "fresh" was never called');
+$node->safe_psql('postgres', "SELECT setval('$native{beyond}', 900, true)");
+$node->safe_psql('postgres', "SELECT setval('$native{top}', 9223372036854775807, true)");
+my $beyond_row = $node->safe_psql('postgres',
+	"SELECT next_block_start FROM id_sequences WHERE name = 'beyond'");
+
+# The timeline change, by hand; a new allocator compares it.
+my $offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	UPDATE id_sequences_timeline SET timeline = 77;
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator'});
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'uidgen allocator'");
+
+is($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('fresh')"),
+	1 + $skip, 'never called: the skip starts at its last_value (1 + skip)');
+like(slurp_file($node->logfile, $offset),
+	qr/uidgen skipped every block sequence of database "postgres" ahead by $skip values after the timeline changed from 77 to 1/,
+	'the skip is logged, from the recorded timeline to the current one');
+like(psql_error($node, "SELECT * FROM seq_reserve_block('small')"),
+	qr/ERROR:\s+2200H:\s+block sequence "small" has reached its maximum value/,
+	'a skip past max_value: exhausted (2200H)');
+is($node->safe_psql('postgres',
+		"SELECT next_block_start || ' ' || exhausted FROM id_sequences WHERE name = 'small'"),
+	'501 true', 'stopped at max_value + 1, marked exhausted');
+is($node->safe_psql('postgres', "SELECT last_value || ' ' || is_called FROM $native{beyond}"),
+	'900 true', 'a native sequence already beyond max_value is not moved back');
+is($node->safe_psql('postgres',
+		"SELECT next_block_start FROM id_sequences WHERE name = 'beyond'"),
+	$beyond_row, 'nor is its row');
+like(psql_error($node, "SELECT * FROM seq_reserve_block('top')"),
+	qr/ERROR:\s+2200H:\s+block sequence "top" has reached its maximum value/,
+	'a native sequence at the last bigint (its next position overflows): exhausted (2200H)');
+is($node->safe_psql('postgres',
+		"SELECT next_block_start || ' ' || exhausted FROM id_sequences WHERE name = 'top'"),
+	'9223372036854775807 true', 'its row stops at 2^63 - 1, marked exhausted');
+is($node->safe_psql('postgres', 'SELECT timeline FROM id_sequences_timeline'), '1',
+	'the current timeline is recorded');
+
+$node->stop;
+done_testing();
