@@ -266,6 +266,8 @@ cache_assign(const char *name, bool is_table)
 	e->step = 0;
 	e->range_count = 0;
 	e->range_at = 0;
+	e->carves_swept = e->carves;
+	e->swept_used = 0;
 	e->flight_count = 0;
 	e->refill = REFILL_IDLE;
 	SpinLockRelease(&e->mutex);
@@ -369,12 +371,14 @@ cachetable_release_idle(Oid dbid, int timeout_s)
 		if (e->dbid != dbid)
 			continue;
 		SpinLockAcquire(&e->mutex);
+		/* carved from since the last sweep: in use (a long statement) */
 		if (e->carves != e->carves_swept)
 		{
 			e->carves_swept = e->carves;
-			e->last_used = Max(e->last_used, now);
+			e->swept_used = now;
 		}
-		idle = e->refill == REFILL_IDLE && e->last_used < cutoff;
+		idle = e->refill == REFILL_IDLE &&
+			Max(e->last_used, e->swept_used) < cutoff;
 		holds = e->cur_left > 0 || e->spare_count > 0;
 		if (idle)
 			cache_release_locked(e);

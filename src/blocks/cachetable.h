@@ -30,9 +30,10 @@ typedef struct CacheEntry
 	Oid			dbid;			/* InvalidOid: unused */
 	char		name[NAMEDATALEN];
 	uint64		incarnation;	/* bumped when emptied or reassigned */
-	TimestampTz last_used;		/* statement start of the last carve, or a sweep */
+	TimestampTz last_used;		/* statement start of the last carve (LRU) */
 	uint64		carves;			/* carves ever made from the entry */
 	uint64		carves_swept;	/* carves as the allocator's last sweep saw them */
+	TimestampTz swept_used;		/* the last sweep that saw new carves */
 	int64		cur_next;		/* next ID of the current range */
 	int64		cur_left;		/* IDs left in it */
 	int64		refill_at;		/* ask for a spare once this ID is served */
