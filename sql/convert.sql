@@ -49,7 +49,9 @@ SELECT pg_temp.feed('conv_serial', 'id') AS after,
 INSERT INTO conv_serial (note) SELECT 'new' FROM generate_series(1, 100);
 SELECT note, count(*), count(DISTINCT id) AS distinct_ids, min(id) > 0 AS positive,
        bool_and(id > :first) AS above_first,
-       bool_and(snowflake_worker(id) = current_setting('uidgen.worker_id')::int) AS this_worker
+       -- (the old rows are serial values, not snowflake IDs: no worker)
+       bool_and(snowflake_worker(id) = current_setting('uidgen.worker_id')::int)
+           FILTER (WHERE note = 'new') AS this_worker
 FROM conv_serial GROUP BY note ORDER BY note;
 
 -- identity (ALWAYS) to snowflake_next(): the identity and its sequence go.
