@@ -200,7 +200,7 @@ require_root
 # Run a command in a process group of its own, for at most $MAJOR_TIMEOUT
 # seconds, and wait for it, so that a signal to this script stops the whole
 # run at once (see cleanup).
-MAJOR_TIMEOUT=${UIDGEN_MAJOR_TIMEOUT:-1500}
+MAJOR_TIMEOUT=${UIDGEN_MAJOR_TIMEOUT:-2100}
 child=
 in_own_group() {
     local rc=0
