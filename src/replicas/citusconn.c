@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 
 #include "clock/clock.h"
 #include "core/compat.h"
