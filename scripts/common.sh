@@ -193,17 +193,26 @@ run_doctest() {
 }
 
 # The TAP tests given as arguments (default: all) from the test copy in the
-# current directory, with the programs of $PG_BIN first in PATH; prints the
-# tails of their logs on failure.
+# current directory, with the programs of $PG_BIN first in PATH; on failure,
+# prints the tail of the log of each test that failed, and of its servers'
+# logs (the logs of the tests that passed would push it out of view).
 run_tapcheck() {
-    local tests="$*" f which=()
+    local tests="$*" f name which=()
     [ -z "$tests" ] || which=(PROVE_TESTS="$tests")
     echo "== make tapcheck (TAP${tests:+: $tests})"
+    # (pipefail: the status is make's)
     as_user make -s PG_CONFIG="$PG_CONFIG" bindir="$PG_BIN" PROVE_FLAGS="--timer" \
-        "${which[@]}" tapcheck && return 0
-    for f in tmp_check/log/regress_log_*; do
-        [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 60 "$f"; }
-    done
+        "${which[@]}" tapcheck 2>&1 | tee prove.out && return 0
+    # (prove's summary names each failed file at the start of a line)
+    sed -n '/^Test Summary Report/,$p' prove.out | grep -o '^test/t/[^ ]*\.pl' | sort -u |
+        while read -r f; do
+            name=$(basename "$f" .pl)
+            echo "---- tmp_check/log/regress_log_$name (tail)"
+            tail -n 80 "tmp_check/log/regress_log_$name" 2>/dev/null
+            for f in tmp_check/log/"${name}"_*.log; do
+                [ -f "$f" ] && { echo "---- $f (tail)"; tail -n 30 "$f"; }
+            done
+        done
     return 1
 }
 
