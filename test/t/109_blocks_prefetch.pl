@@ -30,6 +30,10 @@ use UidgenTest;
 my $node = uidgen_node('prefetch',
 	init => { allows_streaming => 1 },
 	'uidgen.allocator_idle_timeout' => '2s',
+	# (part 3: every refill's commit waits for the synchronous standby; on a
+	# loaded machine that can take seconds, and a 55P03 there would end the
+	# test without saying whether anything repeated)
+	'uidgen.block_timeout' => '60s',
 	restart_after_crash => 'on',
 	log_statement => 'none');
 $node->safe_psql('postgres', q{SELECT seq_create('pf', block_size => 100)});
