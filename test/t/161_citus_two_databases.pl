@@ -38,7 +38,15 @@ is($coord->safe_psql('postgres', 'SELECT snowflake_worker(snowflake_next())'),
 
 # A backend of the worker's cluster database that lives on.
 my $bg = $w->background_psql('postgres');
-is($bg->query_safe('SELECT snowflake_worker(snowflake_next())'),
+# (BackgroundPsql of 16.2 and older leaves the newline on the answer)
+sub bg_query
+{
+	my ($sql) = @_;
+	my $v = $bg->query_safe($sql);
+	chomp $v;
+	return $v;
+}
+is(bg_query('SELECT snowflake_worker(snowflake_next())'),
 	$group, 'the long-lived backend: the group id');
 
 # A second database on the worker's server: the coordinator of its own cluster.
@@ -53,7 +61,7 @@ my $ret = $w->psql('other', 'SELECT snowflake_worker(snowflake_next())',
 note("database other: ret $ret out '$out' err '$err'");
 
 # Back in the worker's cluster database: still its group id, or a refusal.
-my $seen = eval { $bg->query_safe('SELECT snowflake_worker(snowflake_next())') };
+my $seen = eval { bg_query('SELECT snowflake_worker(snowflake_next())') };
 my $bgerr = $@;
 ok(defined $seen ? $seen eq $group : $bgerr =~ /ERROR/,
 	"the long-lived backend of the cluster database never generates under another worker id (got "
