@@ -192,6 +192,37 @@ run_doctest() {
     return $rc
 }
 
+# TAP files scripts/sanitize.sh leaves out under ASan, beside those that
+# use libfaketime (libfaketime and libasan deadlock at process start) and
+# those that run Citus (not built with the sanitizers: its own code is not
+# under test there): 110 upgrades from another major, 130 runs Patroni and
+# etcd (both need more than that job's one major).
+TAP_SKIP_ASAN=(test/t/110_pg_upgrade.pl test/t/130_patroni.pl)
+
+# The TAP files of the test copy in the current directory that run under
+# ASan ($1 = asan; on stderr, why the others do not), or those that do not
+# ($1 = not-asan): scripts/sanitize.sh runs the first set, and scripts/test.sh
+# on the sanitizer's major (UIDGEN_TAP_NOT_ASAN=1) the second, so that
+# between them every file runs once there.
+tap_files() {
+    local f asan
+    for f in test/t/*.pl; do
+        asan=1
+        if printf '%s\n' "${TAP_SKIP_ASAN[@]}" | grep -qxF "$f"; then
+            asan="skipped under ASan: $f (see TAP_SKIP_ASAN in scripts/common.sh)"
+        elif grep -qE 'start_faked|faketime|FAKETIME' "$f"; then
+            asan="skipped under ASan: $f (libfaketime, which deadlocks with libasan)"
+        elif grep -qE 'citus_(available|node|cluster)\(' "$f"; then
+            asan="skipped under ASan: $f (Citus)"
+        fi
+        if [ "$1" = asan ]; then
+            [ "$asan" = 1 ] && echo "$f" || echo "   $asan" >&2
+        else
+            [ "$asan" = 1 ] || echo "$f"
+        fi
+    done
+}
+
 # The TAP tests given as arguments (default: all) from the test copy in the
 # current directory, with the programs of $PG_BIN first in PATH; on failure,
 # prints the tail of the log of each test that failed, and of its servers'

@@ -10,8 +10,10 @@
 # major too.  On one major (19, where pg_upgrade from 18 is tested too, so
 # upgrade.c counts; UIDGEN_CHECK_MAJOR to change it) the suite runs on a gcov
 # build and prints the coverage of src/; on one major (17;
-# UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs it again under ASan, UBSan
-# and valgrind (docs/testing.md, "Sanitizers, valgrind and coverage").  Before
+# UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and isolation
+# again under ASan, UBSan and valgrind, and the TAP files under ASan and
+# UBSan, while the suite there runs only the TAP files that cannot run under
+# ASan (docs/testing.md, "Sanitizers, valgrind and coverage").  Before
 # any major, scripts/include_graph.sh fails the run on a cycle among the
 # modules or folders of src/.  Run as root:
 # ./scripts/matrix.sh [major ...]
@@ -164,6 +166,13 @@ coverage_of() {
     [ "$1" != "$CHECK_MAJOR" ] || [ -z "$PACKAGE" ] || echo 1
 }
 
+# UIDGEN_TAP_NOT_ASAN for major $1's suite: 1 on $SANITIZE_MAJOR, where
+# scripts/sanitize.sh runs the other TAP files under ASan and UBSan (so each
+# file runs once there, not twice).
+tap_not_asan_of() {
+    [ "$1" != "$SANITIZE_MAJOR" ] || [ -z "$SANITIZE" ] || echo 1
+}
+
 # Run the suite and the package test (or the benchmark) for major $1 inside
 # the root of suite $2.
 test_in_root() {
@@ -182,7 +191,8 @@ test_in_root() {
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
             "${BENCH_ENV[@]}" \
-            UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
+            UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$major")" \
+            UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
             "/tmp/uidgen/$script" || return
     done
 }
@@ -191,7 +201,8 @@ test_in_root() {
 test_on_host() {
     local script
     for script in $(scripts_of "$1"); do
-        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" "${BENCH_ENV[@]}" \
+        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
+            UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$1")" "${BENCH_ENV[@]}" \
             "$UIDGEN_SRC/$script" || return
     done
 }

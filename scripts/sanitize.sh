@@ -21,32 +21,10 @@ PACKAGES+=("${TEST_PACKAGES[@]}" valgrind)
 install_packages
 REAL_BIN=$PG_BIN
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-wrapv -fno-omit-frame-pointer"
-# TAP files left out under ASan, beside those that use libfaketime (found
-# below: libfaketime and libasan deadlock at process start): 110 upgrades
-# from another major, 130 runs Patroni and etcd (both need more than this
-# job's one major), 160 to 164 run Citus (not built with the sanitizers: its own
-# code is not under test here).
-TAP_SKIP=(test/t/110_pg_upgrade.pl test/t/130_patroni.pl test/t/160_citus.pl test/t/161_citus_two_databases.pl
-    test/t/162_citus_refusals.pl test/t/163_citus_blocks.pl test/t/164_crash_citus_adopt.pl)
-
 work=$(make_workdir)
 trap 'stop_cluster "$work"; stop_cluster "$work/valgrind"' EXIT
 copy_for_tests "$work/src"
 cd "$work/src"
-
-# The TAP files to run under ASan (and, on stderr, why others are not).
-asan_tap_files() {
-    local f
-    for f in test/t/*.pl; do
-        if printf '%s\n' "${TAP_SKIP[@]}" | grep -qxF "$f"; then
-            echo "   skipped under ASan: $f (see TAP_SKIP in scripts/sanitize.sh)" >&2
-        elif grep -qE 'start_faked|faketime|FAKETIME' "$f"; then
-            echo "   skipped under ASan: $f (libfaketime, which deadlocks with libasan)" >&2
-        else
-            echo "$f"
-        fi
-    done
-}
 
 # Print the sanitizer reports in the files given that name uidgen (its
 # shared library or one of its sources); true if there is one.
@@ -81,7 +59,7 @@ wrap_postgres "$work/asan-bin" \
 PG_BIN=$work/asan-bin
 status=0
 run_installcheck "$work" 5494 || status=1
-mapfile -t tap < <(asan_tap_files)
+mapfile -t tap < <(tap_files asan)
 run_tapcheck "${tap[@]}" || status=1
 unset ASAN_OPTIONS UBSAN_OPTIONS
 PG_BIN=$REAL_BIN

@@ -133,7 +133,15 @@ coverage_check() {
 status=0
 run_installcheck "$work" 5492 || status=1
 run_doctest "$work" 5494 || status=1
-run_tapcheck || status=1
+if [ -n "${UIDGEN_TAP_NOT_ASAN:-}" ]; then
+    # (scripts/matrix.sh, on the major where scripts/sanitize.sh runs the
+    # other TAP files under ASan and UBSan)
+    mapfile -t tap < <(tap_files not-asan)
+    echo "== TAP: only the ${#tap[@]} files scripts/sanitize.sh does not run under ASan on this major"
+    run_tapcheck "${tap[@]}" || status=1
+else
+    run_tapcheck || status=1
+fi
 
 if [ -n "$COVERAGE" ]; then
     coverage_report || status=1
