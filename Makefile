@@ -10,6 +10,7 @@ OBJS = \
 	src/snowflake/snowflake.o \
 	src/uuidv7/uuidv7.o \
 	src/text/base32.o \
+	src/text/numformat.o \
 	src/text/snowflaketext.o \
 	src/text/typeid.o \
 	src/text/ulid.o \
@@ -58,7 +59,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless citus privileges
+REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless blocks_format citus privileges
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)

@@ -666,3 +666,254 @@ EXCEPTION
             USING ERRCODE = 'duplicate_object';
 END;
 $$;
+
+-- Formatted numbers of block sequences (issue 22, part 3) -------------------
+
+-- The format language and the check character: src/text/numformat.c.
+-- seq_format_valid(format, time_zone, max_value): true, or 22023 for a bad
+-- format (NULL: none) or an unknown time zone.  The CHECK below, so that
+-- not even a hand-written UPDATE of id_sequences stores a bad format.
+CREATE FUNCTION seq_format_valid(format text, time_zone text, max_value bigint)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'seq_format_valid'
+    LANGUAGE C STABLE PARALLEL SAFE;
+
+-- A number formatted with a format, the date of "at" in time_zone.
+CREATE FUNCTION seq_format_number(format text, time_zone text, n bigint, at timestamptz)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'seq_format_number'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- The ISO/IEC 7064 MOD 37,36 check character of the letters and digits of
+-- a text (what {check} appends), to verify a number typed in.
+CREATE FUNCTION seq_check_char(s text) RETURNS text
+    AS 'MODULE_PATHNAME', 'seq_format_check_char'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- format: NULL for none.  time_zone: the zone of the date fields, fixed at
+-- creation, never NULL (UTC by default), so that a sequence's dates do not
+-- depend on the session's TimeZone.
+ALTER TABLE id_sequences
+    ADD COLUMN format text,
+    ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
+    ADD CONSTRAINT id_sequences_format_check
+        CHECK (@extschema@.seq_format_valid(format, time_zone, max_value));
+
+-- A number of a sequence formatted with its format, the date of "at" (by
+-- default the moment of the call) in its time zone: for the numbers of a
+-- reserved block.  42704 for no such sequence, 55000 if it has no format.
+CREATE FUNCTION seq_format(name text, n bigint, at timestamptz DEFAULT NULL)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    fmt text;
+    tz text;
+BEGIN
+    IF name IS NULL OR n IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT s.format, s.time_zone INTO fmt, tz
+        FROM @extschema@.id_sequences AS s WHERE s.name = seq_format.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_format.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF fmt IS NULL THEN
+        RAISE EXCEPTION 'block sequence "%" has no format', seq_format.name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Give it one with seq_alter(name, format => ...).';
+    END IF;
+    RETURN @extschema@.seq_format_number(fmt, tz, n, coalesce(at, clock_timestamp()));
+END;
+$$;
+
+-- The next number of a sequence, taken exactly as seq_next() takes it
+-- (same strategy, same guarantees; 'gapless': in the caller's
+-- transaction), formatted with the date of the moment it was taken.
+-- Refused before a number is taken: 42704 for no such sequence, 55000 if
+-- it has no format.
+CREATE FUNCTION seq_next_text(name text) RETURNS text
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    fmt text;
+    tz text;
+    n bigint;
+BEGIN
+    SELECT s.format, s.time_zone INTO fmt, tz
+        FROM @extschema@.id_sequences AS s WHERE s.name = seq_next_text.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_next_text.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF fmt IS NULL THEN
+        RAISE EXCEPTION 'block sequence "%" has no format', seq_next_text.name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Give it one with seq_alter(name, format => ...), or call seq_next().';
+    END IF;
+    n := @extschema@.seq_next(seq_next_text.name);
+    RETURN @extschema@.seq_format_number(fmt, tz, n, clock_timestamp());
+END;
+$$;
+
+-- seq_create() and seq_alter() take the format (and seq_create() the time
+-- zone) as new last parameters: replaced, their privileges as at creation.
+DROP FUNCTION seq_create(text, bigint, integer, bigint, text);
+DROP FUNCTION seq_alter(text, integer, bigint);
+
+-- The administrative functions run as the extension owner with a fixed
+-- search_path, so that roles granted EXECUTE on them need no privilege on
+-- the table and a hostile search_path cannot redirect them.  Only the owner
+-- (a superuser) may call them until it grants EXECUTE.
+--
+-- Strategy 'table' keeps the position in next_block_start; strategy
+-- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
+-- nextval() per block), created here next to id_sequences, owned by its
+-- name column (DROP EXTENSION drops it) and dropped by seq_drop().
+-- Strategy 'gapless' keeps it in next_block_start too, moved by an UPDATE
+-- in the caller's own transaction (src/blocks/gapless.c).
+CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
+                           block_size integer DEFAULT 1000,
+                           max_value bigint DEFAULT 9223372036854775807,
+                           strategy text DEFAULT 'table',
+                           format text DEFAULT NULL,
+                           time_zone text DEFAULT 'UTC')
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    nsp regnamespace;
+    seq regclass;
+BEGIN
+    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+       OR strategy IS NULL OR time_zone IS NULL THEN
+        RAISE EXCEPTION 'arguments of seq_create() other than format must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- formatted numbers (section at the end): '' is no format; a bad
+    -- format or time zone fails here (22023), before anything is created
+    format := nullif(format, '');
+    PERFORM @extschema@.seq_format_valid(format, time_zone, max_value);
+    IF format IS NOT NULL AND start < 0 THEN
+        RAISE EXCEPTION 'a block sequence with a format must not start below 0'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; formatted numbers must not be negative.', start);
+    END IF;
+    -- a Citus worker: the coordinator's sequences (Citus section below)
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_create',
+            ARRAY[name, start::text, block_size::text, max_value::text, strategy,
+                  format, time_zone]);
+        RETURN;
+    END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'block sequence name must not be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF octet_length(name) > 63 THEN
+        RAISE EXCEPTION 'block sequence name "%" is too long', name
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = 'Names are limited to 63 bytes.';
+    END IF;
+    IF block_size < 1 OR block_size > 1000000000 THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF start > max_value OR start = 9223372036854775807 THEN
+        RAISE EXCEPTION 'start must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
+                                  start, max_value);
+    END IF;
+    IF strategy NOT IN ('table', 'sequence', 'gapless') THEN
+        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The strategies are "table", "sequence" and "gapless".';
+    END IF;
+    IF strategy = 'sequence' THEN
+        SELECT c.relnamespace INTO nsp FROM pg_class c
+            WHERE c.oid = '@extschema@.id_sequences'::regclass;
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
+                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
+                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
+        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
+    END IF;
+    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
+                                               strategy, sequence, format, time_zone)
+        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
+                seq_create.strategy, seq, seq_create.format, seq_create.time_zone);
+EXCEPTION
+    -- the row, or the native sequence of a row, exists
+    WHEN unique_violation OR duplicate_table THEN
+        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
+            USING ERRCODE = 'duplicate_object';
+END;
+$$;
+
+-- Changes the block size, max_value and/or format (NULL: unchanged; format
+-- '': none).  max_value cannot go below an ID already handed out; setting
+-- it clears exhausted.  A new format applies to the numbers formatted from
+-- then on; texts formatted before are the caller's and stay as they are.
+-- The block size of strategy 'sequence' is its native sequence's
+-- increment, which cannot change safely (ALTER SEQUENCE is transactional,
+-- the sequence's position is not): refused.
+CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
+                          max_value bigint DEFAULT NULL, format text DEFAULT NULL)
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    cur @extschema@.id_sequences;
+    next_unused numeric;
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'block sequence name must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF @extschema@.seq_on_coordinator() THEN
+        PERFORM @extschema@.seq_coordinator_call('seq_alter',
+            ARRAY[name, block_size::text, max_value::text, format]);
+        RETURN;
+    END IF;
+    cur := @extschema@.seq_lock_row(seq_alter.name);
+    IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
+        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', block_size);
+    END IF;
+    IF cur.strategy = 'sequence' AND block_size IS NOT NULL
+       AND block_size <> cur.block_size THEN
+        RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
+                  HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
+    END IF;
+    next_unused := @extschema@.seq_next_unused(cur);
+    IF nullif(format, '') IS NOT NULL AND next_unused < 0 THEN
+        RAISE EXCEPTION 'block sequence "%" cannot have a format while it hands out negative numbers', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its next number is %s; formatted numbers must not be negative.', next_unused);
+    END IF;
+    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
+        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
+    END IF;
+    UPDATE @extschema@.id_sequences AS s
+        SET block_size = coalesce(seq_alter.block_size, s.block_size),
+            max_value = coalesce(seq_alter.max_value, s.max_value),
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL,
+            format = CASE WHEN seq_alter.format IS NULL THEN s.format
+                          ELSE nullif(seq_alter.format, '') END
+        WHERE s.name = seq_alter.name;
+END;
+$$;
+
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text) FROM PUBLIC;

@@ -268,7 +268,9 @@ GRANT SELECT ON id_sequences_timeline TO PUBLIC;
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            block_size integer DEFAULT 1000,
                            max_value bigint DEFAULT 9223372036854775807,
-                           strategy text DEFAULT 'table')
+                           strategy text DEFAULT 'table',
+                           format text DEFAULT NULL,
+                           time_zone text DEFAULT 'UTC')
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -278,14 +280,24 @@ DECLARE
     seq regclass;
 BEGIN
     IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
-       OR strategy IS NULL THEN
-        RAISE EXCEPTION 'arguments of seq_create() must not be null'
+       OR strategy IS NULL OR time_zone IS NULL THEN
+        RAISE EXCEPTION 'arguments of seq_create() other than format must not be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- formatted numbers (section at the end): '' is no format; a bad
+    -- format or time zone fails here (22023), before anything is created
+    format := nullif(format, '');
+    PERFORM @extschema@.seq_format_valid(format, time_zone, max_value);
+    IF format IS NOT NULL AND start < 0 THEN
+        RAISE EXCEPTION 'a block sequence with a format must not start below 0'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; formatted numbers must not be negative.', start);
     END IF;
     -- a Citus worker: the coordinator's sequences (Citus section below)
     IF @extschema@.seq_on_coordinator() THEN
         PERFORM @extschema@.seq_coordinator_call('seq_create',
-            ARRAY[name, start::text, block_size::text, max_value::text, strategy]);
+            ARRAY[name, start::text, block_size::text, max_value::text, strategy,
+                  format, time_zone]);
         RETURN;
     END IF;
     IF name = '' THEN
@@ -322,9 +334,9 @@ BEGIN
         seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
     END IF;
     INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
-                                               strategy, sequence)
+                                               strategy, sequence, format, time_zone)
         VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
-                seq_create.strategy, seq);
+                seq_create.strategy, seq, seq_create.format, seq_create.time_zone);
 EXCEPTION
     -- the row, or the native sequence of a row, exists
     WHEN unique_violation OR duplicate_table THEN
@@ -403,13 +415,15 @@ SELECT CASE WHEN cur.strategy = 'sequence'
             ELSE cur.next_block_start END
 $$;
 
--- Changes the block size and/or max_value (NULL: unchanged).  max_value
--- cannot go below an ID already handed out; setting it clears exhausted.
+-- Changes the block size, max_value and/or format (NULL: unchanged; format
+-- '': none).  max_value cannot go below an ID already handed out; setting
+-- it clears exhausted.  A new format applies to the numbers formatted from
+-- then on; texts formatted before are the caller's and stay as they are.
 -- The block size of strategy 'sequence' is its native sequence's
 -- increment, which cannot change safely (ALTER SEQUENCE is transactional,
 -- the sequence's position is not): refused.
 CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
-                          max_value bigint DEFAULT NULL)
+                          max_value bigint DEFAULT NULL, format text DEFAULT NULL)
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -424,7 +438,7 @@ BEGIN
     END IF;
     IF @extschema@.seq_on_coordinator() THEN
         PERFORM @extschema@.seq_coordinator_call('seq_alter',
-            ARRAY[name, block_size::text, max_value::text]);
+            ARRAY[name, block_size::text, max_value::text, format]);
         RETURN;
     END IF;
     cur := @extschema@.seq_lock_row(seq_alter.name);
@@ -441,6 +455,11 @@ BEGIN
                   HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
     END IF;
     next_unused := @extschema@.seq_next_unused(cur);
+    IF nullif(format, '') IS NOT NULL AND next_unused < 0 THEN
+        RAISE EXCEPTION 'block sequence "%" cannot have a format while it hands out negative numbers', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its next number is %s; formatted numbers must not be negative.', next_unused);
+    END IF;
     IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
         RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
@@ -449,7 +468,9 @@ BEGIN
     UPDATE @extschema@.id_sequences AS s
         SET block_size = coalesce(seq_alter.block_size, s.block_size),
             max_value = coalesce(seq_alter.max_value, s.max_value),
-            exhausted = s.exhausted AND seq_alter.max_value IS NULL
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL,
+            format = CASE WHEN seq_alter.format IS NULL THEN s.format
+                          ELSE nullif(seq_alter.format, '') END
         WHERE s.name = seq_alter.name;
 END;
 $$;
@@ -490,9 +511,9 @@ BEGIN
 END;
 $$;
 
-REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_lock_row(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_next_unused(id_sequences) FROM PUBLIC;
@@ -957,3 +978,95 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION seq_workers_forget(text) FROM PUBLIC;
+
+-- Formatted numbers of block sequences (issue 22, part 3) -------------------
+
+-- The format language and the check character: src/text/numformat.c.
+-- seq_format_valid(format, time_zone, max_value): true, or 22023 for a bad
+-- format (NULL: none) or an unknown time zone.  The CHECK below, so that
+-- not even a hand-written UPDATE of id_sequences stores a bad format.
+CREATE FUNCTION seq_format_valid(format text, time_zone text, max_value bigint)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'seq_format_valid'
+    LANGUAGE C STABLE PARALLEL SAFE;
+
+-- A number formatted with a format, the date of "at" in time_zone.
+CREATE FUNCTION seq_format_number(format text, time_zone text, n bigint, at timestamptz)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'seq_format_number'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- The ISO/IEC 7064 MOD 37,36 check character of the letters and digits of
+-- a text (what {check} appends), to verify a number typed in.
+CREATE FUNCTION seq_check_char(s text) RETURNS text
+    AS 'MODULE_PATHNAME', 'seq_format_check_char'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- format: NULL for none.  time_zone: the zone of the date fields, fixed at
+-- creation, never NULL (UTC by default), so that a sequence's dates do not
+-- depend on the session's TimeZone.
+ALTER TABLE id_sequences
+    ADD COLUMN format text,
+    ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
+    ADD CONSTRAINT id_sequences_format_check
+        CHECK (@extschema@.seq_format_valid(format, time_zone, max_value));
+
+-- A number of a sequence formatted with its format, the date of "at" (by
+-- default the moment of the call) in its time zone: for the numbers of a
+-- reserved block.  42704 for no such sequence, 55000 if it has no format.
+CREATE FUNCTION seq_format(name text, n bigint, at timestamptz DEFAULT NULL)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    fmt text;
+    tz text;
+BEGIN
+    IF name IS NULL OR n IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT s.format, s.time_zone INTO fmt, tz
+        FROM @extschema@.id_sequences AS s WHERE s.name = seq_format.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_format.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF fmt IS NULL THEN
+        RAISE EXCEPTION 'block sequence "%" has no format', seq_format.name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Give it one with seq_alter(name, format => ...).';
+    END IF;
+    RETURN @extschema@.seq_format_number(fmt, tz, n, coalesce(at, clock_timestamp()));
+END;
+$$;
+
+-- The next number of a sequence, taken exactly as seq_next() takes it
+-- (same strategy, same guarantees; 'gapless': in the caller's
+-- transaction), formatted with the date of the moment it was taken.
+-- Refused before a number is taken: 42704 for no such sequence, 55000 if
+-- it has no format.
+CREATE FUNCTION seq_next_text(name text) RETURNS text
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    fmt text;
+    tz text;
+    n bigint;
+BEGIN
+    SELECT s.format, s.time_zone INTO fmt, tz
+        FROM @extschema@.id_sequences AS s WHERE s.name = seq_next_text.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_next_text.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF fmt IS NULL THEN
+        RAISE EXCEPTION 'block sequence "%" has no format', seq_next_text.name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Give it one with seq_alter(name, format => ...), or call seq_next().';
+    END IF;
+    n := @extschema@.seq_next(seq_next_text.name);
+    RETURN @extschema@.seq_format_number(fmt, tz, n, clock_timestamp());
+END;
+$$;
