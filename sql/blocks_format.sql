@@ -40,7 +40,7 @@ SELECT seq_check_char('A12425GABC1234002') AS grid_m,
        seq_check_char('0') AS zero, seq_check_char('1') AS one, seq_check_char('') AS empty;
 SELECT seq_format_number('A12425GABC{n:7}{check}', 'UTC', 1234002, '2026-01-01');
 -- the check character detects every single changed digit of these
--- numbers, and all but 152 of the 26,190 swaps of two different neighbours
+-- numbers, and all but 152 of the 27,000 swaps of two different neighbours
 -- (ISO 7064 promises all single substitutions and most transpositions)
 SELECT count(*) AS undetected
   FROM generate_series(0, 999) n,

@@ -313,7 +313,6 @@ my @added = sort grep { !$old{$_} } map { s/^public\.//r }
 # helpers of Citus workers, docs/citus.md.)
 my @expected_added = (
 	'seq_coordinator_call(text,text[])',
-	'seq_create(text,bigint,integer,bigint,text)',
 	'seq_forget(text)',
 	'seq_next_unused(id_sequences)',
 	'seq_on_coordinator()',
@@ -347,7 +346,17 @@ my @expected_added = (
 	'uidgen_convert_begin(text,regclass,name)',
 	'ulid_to_uuid(text)',
 	'uuid_to_typeid(text,uuid)',
-	'uuid_to_ulid(uuid)');
+	'uuid_to_ulid(uuid)',
+	# 0.3.0: formatted numbers (issue 22; docs/block-sequences.md): new
+	# last parameters of seq_create() (after strategy, already new in
+	# 0.2.0) and seq_alter()
+	'seq_alter(text,integer,bigint,text)',
+	'seq_check_char(text)',
+	'seq_create(text,bigint,integer,bigint,text,text,text)',
+	'seq_format(text,bigint,timestamp with time zone)',
+	'seq_format_number(text,text,bigint,timestamp with time zone)',
+	'seq_format_valid(text,text,bigint)',
+	'seq_next_text(text)');
 is(join(' | ', @added), join(' | ', sort @expected_added),
 	'0.2.0 and 0.3.0 add their new functions to those of 0.1.0');
 
