@@ -28,6 +28,9 @@ $node->safe_psql('src', q{
     SELECT seq_advance('small', 500);
     SELECT seq_create('invoice', start => 41, strategy => 'gapless');
     SELECT seq_next('invoice'), seq_next('invoice');
+    SELECT seq_create('formatted', start => 7, max_value => 99999, strategy => 'gapless',
+                      format => 'F{YYYY}-{n:5}{check}', time_zone => 'Europe/Berlin');
+    SELECT seq_next_text('formatted');
     CREATE TABLE handed (seq text, first_id bigint, last_id bigint);
     INSERT INTO handed SELECT 'orders', r.* FROM generate_series(1, 5) g, LATERAL seq_reserve_block('orders', g * 10) r;
     INSERT INTO handed SELECT 'small', * FROM seq_reserve_block('small');
@@ -52,6 +55,12 @@ is($node->safe_psql('dst',
     $rows_before, 'the sequences came across unchanged');
 is($node->safe_psql('dst', "SELECT strategy || ' ' || seq_next('invoice') FROM id_sequences WHERE name = 'invoice'"),
     'gapless 43', 'a gapless sequence comes across with its strategy and goes on with the next number');
+is($node->safe_psql('dst', "SELECT format || ' ' || time_zone FROM id_sequences WHERE name = 'formatted'"),
+    'F{YYYY}-{n:5}{check} Europe/Berlin', 'a formatted sequence comes across with its format and time zone');
+is($node->safe_psql('dst', "SELECT seq_format('formatted', 8, '2026-12-31 23:30:00+00')"),
+    'F2027-00008P', 'and formats with them (the date in Berlin)');
+like($node->safe_psql('dst', "SELECT seq_next_text('formatted')"),
+    qr/^F\d{4}-00008[0-9A-Z]$/, 'seq_next_text() goes on with the next number');
 cmp_ok($node->safe_psql('dst', "SELECT first_id FROM seq_reserve_block('orders')"),
     '>', $max_orders, 'next block of orders is above every earlier one');
 cmp_ok($node->safe_psql('dst', "SELECT seq_next('orders')"),
