@@ -1011,62 +1011,55 @@ ALTER TABLE id_sequences
     ADD CONSTRAINT id_sequences_format_check
         CHECK (@extschema@.seq_format_valid(format, time_zone, max_value));
 
--- A number of a sequence formatted with its format, the date of "at" (by
--- default the moment of the call) in its time zone: for the numbers of a
--- reserved block.  42704 for no such sequence, 55000 if it has no format.
-CREATE FUNCTION seq_format(name text, n bigint, at timestamptz DEFAULT NULL)
-    RETURNS text
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+-- The format and time zone of a sequence: 42704 for no such sequence,
+-- 55000 if it has no format (the name is right; the sequence lacks what
+-- the call needs).  For seq_format() and seq_next_text().
+CREATE FUNCTION seq_format_of(name text, OUT format text, OUT time_zone text)
+    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
-DECLARE
-    fmt text;
-    tz text;
 BEGIN
-    IF name IS NULL OR n IS NULL THEN
-        RETURN NULL;
-    END IF;
-    SELECT s.format, s.time_zone INTO fmt, tz
-        FROM @extschema@.id_sequences AS s WHERE s.name = seq_format.name;
+    SELECT s.format, s.time_zone INTO format, time_zone
+        FROM @extschema@.id_sequences AS s WHERE s.name = seq_format_of.name;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'block sequence "%" does not exist', seq_format.name
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_format_of.name
             USING ERRCODE = 'undefined_object';
     END IF;
-    IF fmt IS NULL THEN
-        RAISE EXCEPTION 'block sequence "%" has no format', seq_format.name
+    IF format IS NULL THEN
+        RAISE EXCEPTION 'block sequence "%" has no format', seq_format_of.name
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Give it one with seq_alter(name, format => ...).';
+                  HINT = 'Give it one with seq_alter(name, format => ...), or call seq_next().';
     END IF;
-    RETURN @extschema@.seq_format_number(fmt, tz, n, coalesce(at, clock_timestamp()));
 END;
+$$;
+
+-- A number of a sequence formatted with its format, the date of "at" (by
+-- default the moment of the call) in its time zone: for the numbers of a
+-- reserved block.
+CREATE FUNCTION seq_format(name text, n bigint, at timestamptz DEFAULT NULL)
+    RETURNS text
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT @extschema@.seq_format_number(f.format, f.time_zone, n, coalesce(at, clock_timestamp()))
+  FROM @extschema@.seq_format_of(name) AS f
+ WHERE n IS NOT NULL
 $$;
 
 -- The next number of a sequence, taken exactly as seq_next() takes it
 -- (same strategy, same guarantees; 'gapless': in the caller's
 -- transaction), formatted with the date of the moment it was taken.
--- Refused before a number is taken: 42704 for no such sequence, 55000 if
--- it has no format.
+-- Refused by seq_format_of() before a number is taken.
 CREATE FUNCTION seq_next_text(name text) RETURNS text
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    fmt text;
-    tz text;
+    f record;
     n bigint;
 BEGIN
-    SELECT s.format, s.time_zone INTO fmt, tz
-        FROM @extschema@.id_sequences AS s WHERE s.name = seq_next_text.name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'block sequence "%" does not exist', seq_next_text.name
-            USING ERRCODE = 'undefined_object';
-    END IF;
-    IF fmt IS NULL THEN
-        RAISE EXCEPTION 'block sequence "%" has no format', seq_next_text.name
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Give it one with seq_alter(name, format => ...), or call seq_next().';
-    END IF;
+    f := @extschema@.seq_format_of(seq_next_text.name);
     n := @extschema@.seq_next(seq_next_text.name);
-    RETURN @extschema@.seq_format_number(fmt, tz, n, clock_timestamp());
+    RETURN @extschema@.seq_format_number(f.format, f.time_zone, n, clock_timestamp());
 END;
 $$;

@@ -358,6 +358,7 @@ my @expected_added = (
 	'seq_create(text,bigint,integer,bigint,text,text,text)',
 	'seq_format(text,bigint,timestamp with time zone)',
 	'seq_format_number(text,text,bigint,timestamp with time zone)',
+	'seq_format_of(text)',
 	'seq_format_valid(text,text,bigint)',
 	'seq_next_text(text)');
 is(join(' | ', @added), join(' | ', sort @expected_added),
