@@ -788,9 +788,8 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- formatted numbers (section at the end): '' is no format; a bad
-    -- format or time zone fails here (22023), before anything is created
+    -- format or time zone fails (22023) in the CHECK of id_sequences
     format := nullif(format, '');
-    PERFORM @extschema@.seq_format_valid(format, time_zone, max_value);
     IF format IS NOT NULL AND start < 0 THEN
         RAISE EXCEPTION 'a block sequence with a format must not start below 0'
             USING ERRCODE = 'invalid_parameter_value',
