@@ -58,6 +58,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
 #include "utils/array.h"
@@ -295,6 +296,17 @@ citusblocks_entry(const char *name, bool create)
 	return found;
 }
 
+/* A refill ended by an ERROR or FATAL: the entry is free for the next caller. */
+static void
+citusblocks_refill_abort(int code, Datum arg)
+{
+	RemoteEntry *e = (RemoteEntry *) DatumGetPointer(arg);
+
+	SpinLockAcquire(&e->mutex);
+	e->refilling = false;
+	SpinLockRelease(&e->mutex);
+}
+
 /* Refill "e" from the coordinator; false if it was forgotten meanwhile. */
 static bool
 citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
@@ -303,18 +315,17 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	int64		last = -1;
 	bool		kept;
 
-	PG_TRY();
+	/*
+	 * An ERROR, and a FATAL (pg_terminate_backend() while the coordinator's
+	 * answer is awaited), which never reaches a PG_CATCH: the callback runs
+	 * in proc_exit too.  A kill -9 makes the postmaster reset all shared
+	 * memory, this entry with it.
+	 */
+	PG_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	{
 		citusblocks_reserve(name, 0, &first, &last);
 	}
-	PG_CATCH();
-	{
-		SpinLockAcquire(&e->mutex);
-		e->refilling = false;
-		SpinLockRelease(&e->mutex);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	PG_END_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	CRASH_POINT("citus-refill-after-reserve");
 	SpinLockAcquire(&e->mutex);
 	e->refilling = false;
