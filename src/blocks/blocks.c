@@ -76,6 +76,7 @@
 #include "core/crashpoint.h"
 #include "blocks/failover.h"
 #include "blocks/gapless.h"
+#include "blocks/leasewait.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 #include "core/shmem.h"
@@ -313,6 +314,10 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 	desc = RelationGetDescr(trigdata->tg_relation);
+	/* a Citus worker's lease recorded (leasewait.c): nothing changes */
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		leasewait_only_lease(trigdata->tg_trigtuple, trigdata->tg_newtuple, desc))
+		return PointerGetDatum(NULL);
 	/* a number taken from a sequence of strategy 'gapless', never cached */
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
 		blocks_is_gapless(trigdata->tg_trigtuple, desc) &&

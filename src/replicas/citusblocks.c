@@ -90,6 +90,7 @@ typedef struct RemoteEntry
 	slock_t		mutex;
 	int64		next;			/* next ID to hand out */
 	int64		last;			/* last ID of the block; next > last: empty */
+	uint64		expires;		/* monotonic ticks: the block's lease ends */
 	bool		refilling;		/* a backend is reserving the next block */
 	uint64		generation;		/* bumped by seq_forget() */
 } RemoteEntry;
@@ -258,6 +259,29 @@ citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
 	PQclear(res);
 }
 
+/*
+ * Lease the next block of "name" on the coordinator (its worker_lease_until,
+ * committed there); the lease in ms, which the coordinator's setting gives.
+ */
+static int
+citusblocks_lease(const char *name)
+{
+	const char *params[1] = {name};
+	PGresult   *res;
+	int			ms;
+
+	res = citusconn_exec(psprintf("SELECT %s.seq_worker_lease($1)", citusblocks_schema()),
+						 1, params);
+	if (PQntuples(res) != 1 || PQnfields(res) != 1 || PQgetisnull(res, 0, 0))
+	{
+		PQclear(res);
+		elog(ERROR, "unexpected answer of the citus coordinator to seq_worker_lease()");
+	}
+	ms = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return ms;
+}
+
 /* The entry of (this database, "name"), taken if "create"; NULL if none. */
 static RemoteEntry *
 citusblocks_entry(const char *name, bool create)
@@ -314,6 +338,8 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	int64		first = 0;
 	int64		last = -1;
 	bool		kept;
+	uint64		start = clock_monotonic_ticks();
+	int			lease_ms = 0;
 
 	/*
 	 * An ERROR, and a FATAL (pg_terminate_backend() while the coordinator's
@@ -323,6 +349,8 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	 */
 	PG_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	{
+		/* the lease first, timed from before it was asked for */
+		lease_ms = citusblocks_lease(name);
 		citusblocks_reserve(name, 0, &first, &last);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
@@ -334,6 +362,7 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	{
 		e->next = first;
 		e->last = last;
+		e->expires = start + UIDGEN_MS_TO_TICKS(Max(lease_ms, 0));
 	}
 	SpinLockRelease(&e->mutex);
 	return kept;
@@ -356,6 +385,7 @@ citusblocks_next(const char *name)
 	{
 		RemoteEntry *e = citusblocks_entry(name, false);
 		uint64		generation;
+		uint64		now = clock_monotonic_ticks();
 
 		if (e == NULL && (e = citusblocks_entry(name, true)) == NULL)
 		{
@@ -369,6 +399,9 @@ citusblocks_next(const char *name)
 		SpinLockAcquire(&e->mutex);
 		if (e->dbid == MyDatabaseId && strcmp(e->name, name) == 0)
 		{
+			/* the lease ran out: the rest is thrown away (a gap) */
+			if (e->next <= e->last && now >= e->expires)
+				e->next = e->last + 1;
 			if (e->next <= e->last)
 			{
 				int64		id = e->next++;
