@@ -25,20 +25,40 @@
  * table), every block sequence call is refused on every node: its rows
  * would no longer be one list that the allocator reads.
  *
+ * Leases: a block reserved for seq_next() is served only until the
+ * worker's monotonic time taken before it asked plus the lease the
+ * coordinator answered (its uidgen.citus_block_lease); then the rest is
+ * thrown away (a gap) and a new block reserved.  The coordinator records
+ * the lease in the row before the range, and its changes of the row wait
+ * until no lease can run (blocks/leasewait.c, with its clock assumptions):
+ * so a worker that missed seq_forget() (disabled, removed: only active
+ * workers are told) never serves a block past a change.
+ *
  * What is durable before what: a worker holds nothing durable.
  *
  *	step				1. durable first				2. then in memory
  *	----				----------------				-----------------
- *	refill (worker)		the range committed on the		the block in this
- *						coordinator (its allocator)		module's shared memory,
- *						"citus-refill-after-reserve"	then IDs carved from it
+ *	refill (worker)		start time taken; the lease		the block in this
+ *						(worker_lease_until) committed	module's shared memory
+ *						on the coordinator, then the	with its lease end,
+ *						range (its allocator)			then IDs carved from it
+ *						"citus-refill-after-reserve"	until the lease ends
  *	seq_reserve_block	the range committed on the		returned to the client
  *	(worker)			coordinator
  *
- * A crash of the worker loses what its shared memory held: a gap, never a
- * repeat.  A refill that comes back after the sequence was forgotten
- * (dropped, advanced) is thrown away: the generation it started under has
- * moved on.
+ * Death at each step: the worker dies before the lease or the range
+ * commits: nothing was reserved, or a gap.  The coordinator dies before
+ * the lease commits: the worker gets an error, serves nothing; between
+ * lease and range: a lease with no block (a later change waits for
+ * nothing); after the range, before the answer: a gap.  The worker dies
+ * after: what its shared memory held is a gap.  A refill that comes back
+ * after the sequence was forgotten (dropped, advanced) is thrown away: the
+ * generation it started under has moved on; one that comes back after a
+ * change that missed it arrives with its lease already over (the change
+ * waited it out) and is thrown away too.  A backend that ends mid-refill
+ * by ERROR or FATAL (pg_terminate_backend()) clears the entry's refilling
+ * flag (PG_ENSURE_ERROR_CLEANUP, also run by proc_exit); a kill -9 makes
+ * the postmaster reset shared memory, the entry with it.
  *
  * Locking: the block cache lock (UIDGEN_LOCK_BLOCK_CACHE), exclusively, and
  * the entry's mutex are both held to change which sequence an entry is for
@@ -503,7 +523,14 @@ seq_coordinator_call(PG_FUNCTION_ARGS)
 		appendStringInfo(&sql, "%s$%d", i > 0 ? ", " : "", i + 1);
 	}
 	appendStringInfoString(&sql, ")::text");
-	res = citusconn_exec(sql.data, n, params);
+	/*
+	 * seq_drop(), seq_advance() and seq_alter() there wait for the leases
+	 * of worker blocks, up to twice uidgen.citus_block_lease (this node's
+	 * value standing for the coordinator's).
+	 */
+	res = citusconn_exec_within(sql.data, n, params,
+								(int) Min((int64) uidgen_block_timeout + 2 * (int64) uidgen_citus_block_lease,
+										  INT_MAX));
 	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 		out = pstrdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
