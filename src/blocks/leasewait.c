@@ -81,6 +81,7 @@
 #include "core/compat.h"
 #include "core/settings.h"
 #include "blocks/leasewait.h"
+#include "blocks/seqrow.h"
 
 PG_FUNCTION_INFO_V1(seq_lease_trigger);
 
@@ -181,19 +182,6 @@ leasewait_table_max(Relation rel)
 	return until;
 }
 
-/* Is the row of "tuple" of strategy 'gapless' (never served by workers)? */
-static bool
-leasewait_gapless(HeapTuple tuple, TupleDesc desc)
-{
-	int			attno = SPI_fnumber(desc, "strategy");
-	char	   *value;
-
-	if (attno <= 0)
-		return false;
-	value = SPI_getvalue(tuple, desc, attno);
-	return value != NULL && strcmp(value, "gapless") == 0;
-}
-
 /*
  * BEFORE UPDATE OR DELETE (row) and BEFORE TRUNCATE trigger on
  * id_sequences: wait, locked, until no worker lease of the row (the
@@ -224,7 +212,7 @@ seq_lease_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(ret);
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
 		(leasewait_only_lease(td->tg_trigtuple, td->tg_newtuple, desc) ||
-		 (leasewait_gapless(td->tg_trigtuple, desc) && leasewait_gapless(td->tg_newtuple, desc))))
+		 (seqrow_is_gapless(td->tg_trigtuple, desc) && seqrow_is_gapless(td->tg_newtuple, desc))))
 		return PointerGetDatum(ret);
 	d = heap_getattr(td->tg_trigtuple, attno, desc, &isnull);
 	if (!isnull)
