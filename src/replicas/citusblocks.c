@@ -388,6 +388,19 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	return kept;
 }
 
+/* Refills of "name" came back with their lease over for uidgen.block_timeout: fail. */
+static void
+citusblocks_refill_timeout(RemoteEntry *e, const char *name)
+{
+	citusblocks_refill_abort(0, PointerGetDatum(e));
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("timed out waiting for a block of sequence \"%s\" from the citus coordinator", name),
+			 errdetail("The blocks reserved within uidgen.block_timeout (%d ms) came back after their lease (uidgen.citus_block_lease) had run out.",
+					   uidgen_block_timeout),
+			 errhint("Raise uidgen.citus_block_lease on the coordinator above the time a refill takes.")));
+}
+
 /*
  * seq_next() on a Citus worker: one ID from the block this worker holds of
  * "name", refilled from the coordinator when it is used up.
@@ -396,6 +409,7 @@ int64
 citusblocks_next(const char *name)
 {
 	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(uidgen_block_timeout);
+	int			refills = 0;
 
 	if (strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
@@ -434,6 +448,9 @@ citusblocks_next(const char *name)
 				e->refilling = true;
 				generation = e->generation;
 				SpinLockRelease(&e->mutex);
+				/* blocks that came back with their lease over: not forever */
+				if (refills++ > 0 && now >= deadline)
+					citusblocks_refill_timeout(e, name);
 				(void) citusblocks_refill(e, name, generation);
 				continue;
 			}

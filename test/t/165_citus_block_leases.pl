@@ -93,6 +93,12 @@ my ($e2, $e3) = take($w1, 'e', 2);
 cmp_ok($e2, '>', $e1 + 999, "after its lease ran out the worker serves a new block ($e1, then $e2: a gap)");
 is($e3, $e2 + 1, 'and serves it from then on');
 
+# A worker's refills record leases without waiting for earlier ones: five
+# blocks of one ID in a row, well within one lease.
+$coord->safe_psql('postgres', q{SELECT seq_create('one', block_size => 1)});
+my $refills = timed($w1, q{SELECT seq_next('one') FROM generate_series(1, 5)});
+cmp_ok($refills, '<', 1.5, sprintf('five refills in a row on a worker: %.2f s', $refills));
+
 # A direct UPDATE lowering next_block_start on the coordinator, which tells
 # no worker: it waits out the worker's lease, so no value repeats.
 $coord->safe_psql('postgres', q{SELECT seq_create('u', block_size => 10)});
