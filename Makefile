@@ -25,6 +25,7 @@ OBJS = \
 	src/blocks/gapless.o \
 	src/blocks/outcome.o \
 	src/blocks/seqrow.o \
+	src/blocks/leasewait.o \
 	src/replicas/citus.o \
 	src/replicas/citusblocks.o \
 	src/replicas/citusconn.o \

@@ -667,6 +667,51 @@ EXCEPTION
 END;
 $$;
 
+-- Leases on Citus worker blocks (issue 25) ---------------------------------
+
+-- The latest moment a block that a Citus worker reserved of this sequence
+-- may still be served (src/blocks/leasewait.c); NULL: never leased.  Set
+-- by seq_worker_lease() before the worker's range is reserved.
+ALTER TABLE id_sequences ADD COLUMN worker_lease_until timestamptz;
+
+-- A Citus worker's lease on the block it is about to reserve of "name":
+-- worker_lease_until moved to at least now + uidgen.citus_block_lease,
+-- committed before the range (its own statement).  Returns the lease in
+-- milliseconds, which the worker serves the block for.  Not for 'gapless'
+-- (never served by workers).  PUBLIC may call it, as seq_reserve_block().
+CREATE FUNCTION seq_worker_lease(name text) RETURNS integer
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    lease interval := coalesce(current_setting('uidgen.citus_block_lease', true), '10s')::interval;
+BEGIN
+    UPDATE @extschema@.id_sequences AS s
+        SET worker_lease_until = greatest(s.worker_lease_until, clock_timestamp() + lease)
+        WHERE s.name = seq_worker_lease.name AND s.strategy IS DISTINCT FROM 'gapless';
+    RETURN (extract(epoch FROM lease) * 1000)::integer;
+END;
+$$;
+
+-- Every change of a row but the allocator's and a lease recording, and
+-- TRUNCATE, wait (the row locked) until no worker lease of it can run.
+CREATE FUNCTION id_sequences_lease_wait() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'seq_lease_trigger'
+    LANGUAGE C;
+REVOKE ALL ON FUNCTION id_sequences_lease_wait() FROM PUBLIC;
+
+CREATE TRIGGER id_sequences_lease_wait
+    BEFORE UPDATE OR DELETE ON id_sequences
+    FOR EACH ROW EXECUTE FUNCTION id_sequences_lease_wait();
+
+CREATE TRIGGER id_sequences_lease_wait_all
+    BEFORE TRUNCATE ON id_sequences
+    FOR EACH STATEMENT EXECUTE FUNCTION id_sequences_lease_wait();
+
+-- ALWAYS, as id_sequences_invalidate: under session_replication_role = replica too.
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_lease_wait;
+ALTER TABLE id_sequences ENABLE ALWAYS TRIGGER id_sequences_lease_wait_all;
+
 -- Formatted numbers of block sequences (issue 22, part 3) -------------------
 
 -- The format language and the check character: src/text/numformat.c.

@@ -76,6 +76,7 @@
 #include "core/crashpoint.h"
 #include "blocks/failover.h"
 #include "blocks/gapless.h"
+#include "blocks/leasewait.h"
 #include "blocks/outcome.h"
 #include "blocks/seqrow.h"
 #include "core/shmem.h"
@@ -277,19 +278,6 @@ blocks_row_name(HeapTuple tuple, TupleDesc desc)
 	return SPI_getvalue(tuple, desc, attno);
 }
 
-/* Is a row of id_sequences of strategy 'gapless'? */
-static bool
-blocks_is_gapless(HeapTuple tuple, TupleDesc desc)
-{
-	int			attno = SPI_fnumber(desc, "strategy");
-	char	   *value;
-
-	if (attno <= 0)
-		return false;
-	value = SPI_getvalue(tuple, desc, attno);
-	return value != NULL && strcmp(value, "gapless") == 0;
-}
-
 /*
  * Trigger on id_sequences (UPDATE and DELETE of rows, TRUNCATE): a changed
  * or dropped sequence must not be served from blocks cached before.  It is
@@ -313,10 +301,14 @@ seq_invalidate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 	desc = RelationGetDescr(trigdata->tg_relation);
+	/* a Citus worker's lease recorded (leasewait.c): nothing changes */
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		leasewait_only_lease(trigdata->tg_trigtuple, trigdata->tg_newtuple, desc))
+		return PointerGetDatum(NULL);
 	/* a number taken from a sequence of strategy 'gapless', never cached */
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
-		blocks_is_gapless(trigdata->tg_trigtuple, desc) &&
-		blocks_is_gapless(trigdata->tg_newtuple, desc))
+		seqrow_is_gapless(trigdata->tg_trigtuple, desc) &&
+		seqrow_is_gapless(trigdata->tg_newtuple, desc))
 		return PointerGetDatum(NULL);
 	name = blocks_row_name(trigdata->tg_trigtuple, desc);
 	if (name != NULL)

@@ -23,6 +23,7 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -107,4 +108,17 @@ seqrow_require(Oid funcid, const char *name)
 	if (strlen(name) >= NAMEDATALEN || !seqrow_exists(seqrow_table(funcid), name, &kind))
 		outcome_raise(name, &unknown);
 	return kind;
+}
+
+/* Is a row of id_sequences of strategy 'gapless'? */
+bool
+seqrow_is_gapless(HeapTuple tuple, TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "strategy");
+	char	   *value;
+
+	if (attno <= 0)
+		return false;
+	value = SPI_getvalue(tuple, desc, attno);
+	return value != NULL && strcmp(value, "gapless") == 0;
 }

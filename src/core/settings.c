@@ -69,6 +69,7 @@ int			uidgen_worker_lease_ms = 30000;
 bool		uidgen_registry_on = false;
 bool		uidgen_citus_preloaded = false;
 int			uidgen_block_timeout = 10000;
+int			uidgen_citus_block_lease = 10000;
 int			uidgen_block_databases = 4;
 int			uidgen_allocator_idle_timeout = 60;
 int			uidgen_block_cache_entries = 128;
@@ -348,6 +349,12 @@ define_block_settings(void)
 							&uidgen_block_timeout,
 							10000, 1, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("uidgen.citus_block_lease",
+							"How long a Citus worker may serve a block of a block sequence it reserved from the coordinator.",
+							"The coordinator's value counts. Past it the worker throws the rest of the block away; seq_drop(), seq_advance(), seq_alter() and changes of id_sequences on the coordinator wait until no such block can still be served.",
+							&uidgen_citus_block_lease,
+							10000, 100, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("uidgen.block_databases",
 							"Number of databases that can use block sequences at the same time.",
 							"Each runs one allocator background worker, counted in max_worker_processes.",

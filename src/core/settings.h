@@ -52,6 +52,7 @@ extern bool uidgen_citus_preloaded;
 
 /* Block sequences */
 extern int	uidgen_block_timeout;
+extern int	uidgen_citus_block_lease;
 extern int	uidgen_block_databases;
 extern int	uidgen_allocator_idle_timeout;
 extern int	uidgen_block_cache_entries;

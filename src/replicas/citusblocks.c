@@ -25,20 +25,40 @@
  * table), every block sequence call is refused on every node: its rows
  * would no longer be one list that the allocator reads.
  *
+ * Leases: a block reserved for seq_next() is served only until the
+ * worker's monotonic time taken before it asked plus the lease the
+ * coordinator answered (its uidgen.citus_block_lease); then the rest is
+ * thrown away (a gap) and a new block reserved.  The coordinator records
+ * the lease in the row before the range, and its changes of the row wait
+ * until no lease can run (blocks/leasewait.c, with its clock assumptions):
+ * so a worker that missed seq_forget() (disabled, removed: only active
+ * workers are told) never serves a block past a change.
+ *
  * What is durable before what: a worker holds nothing durable.
  *
  *	step				1. durable first				2. then in memory
  *	----				----------------				-----------------
- *	refill (worker)		the range committed on the		the block in this
- *						coordinator (its allocator)		module's shared memory,
- *						"citus-refill-after-reserve"	then IDs carved from it
+ *	refill (worker)		start time taken; the lease		the block in this
+ *						(worker_lease_until) committed	module's shared memory
+ *						on the coordinator, then the	with its lease end,
+ *						range (its allocator)			then IDs carved from it
+ *						"citus-refill-after-reserve"	until the lease ends
  *	seq_reserve_block	the range committed on the		returned to the client
  *	(worker)			coordinator
  *
- * A crash of the worker loses what its shared memory held: a gap, never a
- * repeat.  A refill that comes back after the sequence was forgotten
- * (dropped, advanced) is thrown away: the generation it started under has
- * moved on.
+ * Death at each step: the worker dies before the lease or the range
+ * commits: nothing was reserved, or a gap.  The coordinator dies before
+ * the lease commits: the worker gets an error, serves nothing; between
+ * lease and range: a lease with no block (a later change waits for
+ * nothing); after the range, before the answer: a gap.  The worker dies
+ * after: what its shared memory held is a gap.  A refill that comes back
+ * after the sequence was forgotten (dropped, advanced) is thrown away: the
+ * generation it started under has moved on; one that comes back after a
+ * change that missed it arrives with its lease already over (the change
+ * waited it out) and is thrown away too.  A backend that ends mid-refill
+ * by ERROR or FATAL (pg_terminate_backend()) clears the entry's refilling
+ * flag (PG_ENSURE_ERROR_CLEANUP, also run by proc_exit); a kill -9 makes
+ * the postmaster reset shared memory, the entry with it.
  *
  * Locking: the block cache lock (UIDGEN_LOCK_BLOCK_CACHE), exclusively, and
  * the entry's mutex are both held to change which sequence an entry is for
@@ -58,6 +78,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
 #include "utils/array.h"
@@ -89,6 +110,7 @@ typedef struct RemoteEntry
 	slock_t		mutex;
 	int64		next;			/* next ID to hand out */
 	int64		last;			/* last ID of the block; next > last: empty */
+	uint64		expires;		/* monotonic ticks: the block's lease ends */
 	bool		refilling;		/* a backend is reserving the next block */
 	uint64		generation;		/* bumped by seq_forget() */
 } RemoteEntry;
@@ -257,6 +279,29 @@ citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
 	PQclear(res);
 }
 
+/*
+ * Lease the next block of "name" on the coordinator (its worker_lease_until,
+ * committed there); the lease in ms, which the coordinator's setting gives.
+ */
+static int
+citusblocks_lease(const char *name)
+{
+	const char *params[1] = {name};
+	PGresult   *res;
+	int			ms;
+
+	res = citusconn_exec(psprintf("SELECT %s.seq_worker_lease($1)", citusblocks_schema()),
+						 1, params);
+	if (PQntuples(res) != 1 || PQnfields(res) != 1 || PQgetisnull(res, 0, 0))
+	{
+		PQclear(res);
+		elog(ERROR, "unexpected answer of the citus coordinator to seq_worker_lease()");
+	}
+	ms = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return ms;
+}
+
 /* The entry of (this database, "name"), taken if "create"; NULL if none. */
 static RemoteEntry *
 citusblocks_entry(const char *name, bool create)
@@ -295,6 +340,17 @@ citusblocks_entry(const char *name, bool create)
 	return found;
 }
 
+/* A refill ended by an ERROR or FATAL: the entry is free for the next caller. */
+static void
+citusblocks_refill_abort(int code, Datum arg)
+{
+	RemoteEntry *e = (RemoteEntry *) DatumGetPointer(arg);
+
+	SpinLockAcquire(&e->mutex);
+	e->refilling = false;
+	SpinLockRelease(&e->mutex);
+}
+
 /* Refill "e" from the coordinator; false if it was forgotten meanwhile. */
 static bool
 citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
@@ -302,19 +358,22 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	int64		first = 0;
 	int64		last = -1;
 	bool		kept;
+	uint64		start = clock_monotonic_ticks();
+	int			lease_ms = 0;
 
-	PG_TRY();
+	/*
+	 * An ERROR, and a FATAL (pg_terminate_backend() while the coordinator's
+	 * answer is awaited), which never reaches a PG_CATCH: the callback runs
+	 * in proc_exit too.  A kill -9 makes the postmaster reset all shared
+	 * memory, this entry with it.
+	 */
+	PG_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	{
+		/* the lease first, timed from before it was asked for */
+		lease_ms = citusblocks_lease(name);
 		citusblocks_reserve(name, 0, &first, &last);
 	}
-	PG_CATCH();
-	{
-		SpinLockAcquire(&e->mutex);
-		e->refilling = false;
-		SpinLockRelease(&e->mutex);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	PG_END_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	CRASH_POINT("citus-refill-after-reserve");
 	SpinLockAcquire(&e->mutex);
 	e->refilling = false;
@@ -323,9 +382,23 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	{
 		e->next = first;
 		e->last = last;
+		e->expires = start + UIDGEN_MS_TO_TICKS(Max(lease_ms, 0));
 	}
 	SpinLockRelease(&e->mutex);
 	return kept;
+}
+
+/* Refills of "name" came back with their lease over for uidgen.block_timeout: fail. */
+static void
+citusblocks_refill_timeout(RemoteEntry *e, const char *name)
+{
+	citusblocks_refill_abort(0, PointerGetDatum(e));
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("timed out waiting for a block of sequence \"%s\" from the citus coordinator", name),
+			 errdetail("The blocks reserved within uidgen.block_timeout (%d ms) came back after their lease (uidgen.citus_block_lease) had run out.",
+					   uidgen_block_timeout),
+			 errhint("Raise uidgen.citus_block_lease on the coordinator above the time a refill takes.")));
 }
 
 /*
@@ -336,6 +409,7 @@ int64
 citusblocks_next(const char *name)
 {
 	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(uidgen_block_timeout);
+	int			refills = 0;
 
 	if (strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
@@ -345,6 +419,7 @@ citusblocks_next(const char *name)
 	{
 		RemoteEntry *e = citusblocks_entry(name, false);
 		uint64		generation;
+		uint64		now = clock_monotonic_ticks();
 
 		if (e == NULL && (e = citusblocks_entry(name, true)) == NULL)
 		{
@@ -358,6 +433,9 @@ citusblocks_next(const char *name)
 		SpinLockAcquire(&e->mutex);
 		if (e->dbid == MyDatabaseId && strcmp(e->name, name) == 0)
 		{
+			/* the lease ran out: the rest is thrown away (a gap) */
+			if (e->next <= e->last && now >= e->expires)
+				e->next = e->last + 1;
 			if (e->next <= e->last)
 			{
 				int64		id = e->next++;
@@ -370,6 +448,9 @@ citusblocks_next(const char *name)
 				e->refilling = true;
 				generation = e->generation;
 				SpinLockRelease(&e->mutex);
+				/* blocks that came back with their lease over: not forever */
+				if (refills++ > 0 && now >= deadline)
+					citusblocks_refill_timeout(e, name);
 				(void) citusblocks_refill(e, name, generation);
 				continue;
 			}
@@ -459,7 +540,14 @@ seq_coordinator_call(PG_FUNCTION_ARGS)
 		appendStringInfo(&sql, "%s$%d", i > 0 ? ", " : "", i + 1);
 	}
 	appendStringInfoString(&sql, ")::text");
-	res = citusconn_exec(sql.data, n, params);
+	/*
+	 * seq_drop(), seq_advance() and seq_alter() there wait for the leases
+	 * of worker blocks, up to twice uidgen.citus_block_lease (this node's
+	 * value standing for the coordinator's).
+	 */
+	res = citusconn_exec_within(sql.data, n, params,
+								(int) Min((int64) uidgen_block_timeout + 2 * (int64) uidgen_citus_block_lease,
+										  INT_MAX));
 	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 		out = pstrdup(PQgetvalue(res, 0, 0));
 	PQclear(res);

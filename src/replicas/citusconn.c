@@ -8,7 +8,10 @@
  * connects to it with libpq in the same database, as the current user,
  * with citus.node_conninfo's options.  Every step is bounded by
  * uidgen.block_timeout: connecting, and each statement (a deadline kept
- * here, statement_timeout and lock_timeout there).  The wait is on the
+ * here, statement_timeout and lock_timeout there); a statement whose
+ * caller gives a longer bound (seq_drop() and the others, which wait for
+ * worker leases on the coordinator) by that bound, statement_timeout set
+ * for it and set back at the next call.  The wait is on the
  * socket and the latch, so a cancel is answered at once; a connection
  * left mid-statement is closed at the next call.  A host name in
  * pg_dist_node is looked up by libpq without that bound, as Citus's own
@@ -42,6 +45,7 @@
 static PGconn *conn = NULL;
 static Oid	conn_db = InvalidOid;
 static bool conn_busy = false;
+static int	conn_timeout = -1;	/* its statement_timeout there; -1: unknown */
 static char coord_where[300] = "";
 static uint32 we_coordinator = 0;
 
@@ -52,6 +56,7 @@ citusconn_disconnect(void)
 	if (conn != NULL)
 		PQfinish(conn);
 	conn = NULL;
+	conn_timeout = -1;
 	conn_busy = false;
 }
 
@@ -249,15 +254,28 @@ citusconn_results(uint64 deadline)
 	return last;
 }
 
+/* Set the coordinator's statement_timeout of this connection to "ms". */
+static void
+citusconn_statement_timeout(int ms, uint64 deadline)
+{
+	char	   *set = psprintf("SET statement_timeout = %d", ms);
+
+	if (!PQsendQuery(conn, set))
+		citusconn_unreachable(PQerrorMessage(conn));
+	PQclear(citusconn_results(deadline));
+	conn_timeout = ms;
+}
+
 /*
  * Run "sql" with "nparams" text parameters (NULL for SQL NULL) on the
  * coordinator, as one statement in its own transaction there, bounded by
- * uidgen.block_timeout; its result, which the caller clears.
+ * "timeout_ms" (and lock waits there by uidgen.block_timeout); its result,
+ * which the caller clears.
  */
 PGresult *
-citusconn_exec(const char *sql, int nparams, const char *const *params)
+citusconn_exec_within(const char *sql, int nparams, const char *const *params, int timeout_ms)
 {
-	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(uidgen_block_timeout);
+	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(timeout_ms);
 
 	if (conn == NULL || conn_busy || conn_db != MyDatabaseId ||
 		PQstatus(conn) != CONNECTION_OK)
@@ -265,14 +283,22 @@ citusconn_exec(const char *sql, int nparams, const char *const *params)
 		char	   *setup;
 
 		citusconn_connect(deadline);
-		setup = psprintf("SET statement_timeout = %d; SET lock_timeout = %d",
-						 uidgen_block_timeout, uidgen_block_timeout);
+		setup = psprintf("SET lock_timeout = %d", uidgen_block_timeout);
 		if (!PQsendQuery(conn, setup))
 			citusconn_unreachable(PQerrorMessage(conn));
 		PQclear(citusconn_results(deadline));
 	}
+	/* the bound of this statement there, if the last one had another */
+	if (conn_timeout != timeout_ms)
+		citusconn_statement_timeout(timeout_ms, deadline);
 	if (!PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0))
 		citusconn_unreachable(PQerrorMessage(conn));
 	return citusconn_results(deadline);
 }
 
+/* citusconn_exec_within(), bounded by uidgen.block_timeout. */
+PGresult *
+citusconn_exec(const char *sql, int nparams, const char *const *params)
+{
+	return citusconn_exec_within(sql, nparams, params, uidgen_block_timeout);
+}

@@ -13,5 +13,7 @@
 #include "libpq-fe.h"
 
 extern PGresult *citusconn_exec(const char *sql, int nparams, const char *const *params);
+extern PGresult *citusconn_exec_within(const char *sql, int nparams, const char *const *params,
+									   int timeout_ms);
 
 #endif							/* UIDGEN_CITUSCONN_H */

@@ -268,6 +268,8 @@ for my $re (
 	qr/^index CREATE UNIQUE INDEX id_sequences_pkey /m,
 	qr/^trigger id_sequences_invalidate function=id_sequences_invalidate\(\) enabled=A /m,
 	qr/^trigger id_sequences_invalidate_all /m,
+	qr/^trigger id_sequences_lease_wait function=id_sequences_lease_wait\(\) enabled=A /m,
+	qr/^column id_sequences 09 worker_lease_until type=timestamp with time zone notnull=f /m,
 	qr/^table id_sequences kind=r persistence=p .*acl=\{/m)
 {
 	like($fresh, $re, "fresh install lists $re");
@@ -350,6 +352,9 @@ my @expected_added = (
 	'ulid_to_uuid(text)',
 	'uuid_to_typeid(text,uuid)',
 	'uuid_to_ulid(uuid)',
+	# 0.3.0: leases on Citus worker blocks (docs/citus.md)
+	'id_sequences_lease_wait()',
+	'seq_worker_lease(text)',
 	# 0.3.0: formatted numbers (issue 22; docs/block-sequences.md): new
 	# last parameters of seq_create() (after strategy, already new in
 	# 0.2.0) and seq_alter()

@@ -26,8 +26,11 @@ use UidgenTest;
 
 plan skip_all => citus_available() if citus_available();
 
-my $coord = citus_node('co', 'uidgen.block_timeout' => 3000);
-my @workers = map { citus_node($_, 'uidgen.block_timeout' => 3000) } ('w1', 'w2');
+# (a lease of 5 s: each change of a sequence waits up to two of them; part
+# 3 needs the block it takes to outlive the coordinator's stop)
+my %conf = ('uidgen.block_timeout' => 3000, 'uidgen.citus_block_lease' => 5000);
+my $coord = citus_node('co', %conf);
+my @workers = map { citus_node($_, %conf) } ('w1', 'w2');
 citus_cluster($coord, @workers);
 my @nodes = ($coord, @workers);
 

@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * leasewait.c
+ *	  The coordinator's side of the leases on Citus worker blocks: a change
+ *	  of a block sequence waits until no block a worker reserved of it can
+ *	  still be served.
+ *
+ * A worker serves a block it reserved from the coordinator only for
+ * uidgen.citus_block_lease, timed on its monotonic clock from before it
+ * asked (replicas/citusblocks.c).  Before the range is reserved the
+ * coordinator records, in the sequence's row, the latest moment such a
+ * block may still be served: seq_worker_lease() sets worker_lease_until to
+ * at least clock_timestamp() + the lease, committed in its own statement
+ * before the range's.  Then every change of the row that is not the
+ * allocator handing out a range or another lease being recorded (UPDATE,
+ * DELETE: seq_drop(), seq_advance(), seq_alter(), or by hand) and every
+ * TRUNCATE waits in a BEFORE trigger, with the row (TRUNCATE: the table)
+ * locked, until no such block can be served any more; then it goes on and
+ * commits.  A worker that missed seq_forget() (disabled, removed, or never
+ * told: a change by hand) serves its block until its lease ends, which is
+ * before the change commits: it never serves a value again, or below an
+ * advance, after that.  Other sequences' rows are not held up (TRUNCATE
+ * holds the whole table while it waits).
+ *
+ * The coordinator's clock: worker_lease_until is wall-clock time.  The
+ * wait lasts until worker_lease_until + the lease (this node's setting
+ * now), measured from now on the monotonic clock.  A forward step of the
+ * wall clock of up to one lease between the recording and the wait is
+ * covered by that margin; a larger one can cut the wait short.  A backward
+ * step makes the wait longer (it is interruptible).  So a change waits up
+ * to twice the lease after a worker's last refill, none when the last one
+ * is two leases old.  The worker's lease runs on its own monotonic clock;
+ * clock rates are assumed to agree within the margin.
+ *
+ * What is durable before what:
+ *
+ *	step				1. durable first				2. then
+ *	----				----------------				-------
+ *	worker refill		worker_lease_until committed	the range committed
+ *						(seq_worker_lease), after the	(allocator); then the
+ *						worker took its start time		worker serves it until
+ *														start + lease
+ *	change of a row		nothing: the row locked, the	the change committed
+ *	(or TRUNCATE)		wait until the lease is over
+ *
+ * Crash at each step: the coordinator dies before the lease commits: the
+ * worker gets an error and serves nothing.  After the lease, before the
+ * range: a lease with no block, which only makes a later change wait.
+ * After the range, before its answer: the range is a gap.  A restarted
+ * coordinator reads worker_lease_until from the row and still waits.  The
+ * coordinator dies while a change waits: the change is not committed.  A
+ * worker dies: its blocks, in shared memory, are a gap.  A change that
+ * runs between a worker's lease and its range waits that lease out, so the
+ * range, reserved after the change, reaches the worker with its lease
+ * already over and is thrown away.
+ *
+ * Locking: the row lock the UPDATE or DELETE takes before BEFORE ROW
+ * triggers run; TRUNCATE's ACCESS EXCLUSIVE lock.  A refill's lease
+ * recording (an UPDATE of the row) waits for them.
+ *
+ * Copyright (c) 2026, The uidgen developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "blocks/allocslots.h"
+#include "clock/clock.h"
+#include "core/compat.h"
+#include "core/settings.h"
+#include "blocks/leasewait.h"
+#include "blocks/seqrow.h"
+
+PG_FUNCTION_INFO_V1(seq_lease_trigger);
+
+/* Wait event of a change waiting for worker leases (compat.h). */
+static uint32 we_lease = 0;
+
+/* Attribute number of worker_lease_until in "desc"; 0 if it has none. */
+static int
+leasewait_attno(TupleDesc desc)
+{
+	int			attno = SPI_fnumber(desc, "worker_lease_until");
+
+	return attno > 0 ? attno : 0;
+}
+
+/*
+ * Does this row update only record a worker lease (every column but
+ * worker_lease_until unchanged)?
+ */
+bool
+leasewait_only_lease(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc)
+{
+	int			lease = leasewait_attno(desc);
+
+	if (lease == 0)
+		return false;
+	for (int i = 1; i <= desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i - 1);
+		bool		n1;
+		bool		n2;
+		Datum		d1;
+		Datum		d2;
+
+		if (i == lease || att->attisdropped)
+			continue;
+		d1 = heap_getattr(oldtup, i, desc, &n1);
+		d2 = heap_getattr(newtup, i, desc, &n2);
+		if (n1 != n2 || (!n1 && !datumIsEqual(d1, d2, att->attbyval, att->attlen)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Wait until no worker block leased until "until" can be served: until
+ * "until" + the lease on the wall clock, measured on the monotonic clock.
+ */
+static void
+leasewait_wait(TimestampTz until)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int64		lease_us = (int64) uidgen_citus_block_lease * 1000;
+	int64		left_us;
+	uint64		deadline;
+
+	if (until >= DT_NOEND - lease_us)
+		until = DT_NOEND - lease_us - 1;
+	if (now >= until + lease_us)
+		return;
+	left_us = until + lease_us - now;
+	deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(left_us / 1000 + 1);
+	ereport(DEBUG1,
+			(errmsg_internal("waiting " INT64_FORMAT " ms for citus worker block leases", left_us / 1000)));
+	for (;;)
+	{
+		uint64		t = clock_monotonic_ticks();
+
+		CHECK_FOR_INTERRUPTS();
+		if (t >= deadline)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) Min(UIDGEN_TICKS_TO_MS(deadline - t) + 1, 1000),
+						 uidgen_wait_event(&we_lease, "UidgenCitusLeaseWait"));
+		ResetLatch(MyLatch);
+	}
+}
+
+/* The latest worker_lease_until of "rel" (TRUNCATE); 0 if none. */
+static TimestampTz
+leasewait_table_max(Relation rel)
+{
+	char	   *sql;
+	TimestampTz until = 0;
+	bool		isnull;
+	Datum		d;
+
+	sql = psprintf("SELECT max(worker_lease_until) FROM %s",
+				   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											  RelationGetRelationName(rel)));
+	SPI_connect();
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the worker leases of id_sequences");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		until = DatumGetTimestampTz(d);
+	SPI_finish();
+	return until;
+}
+
+/*
+ * BEFORE UPDATE OR DELETE (row) and BEFORE TRUNCATE trigger on
+ * id_sequences: wait, locked, until no worker lease of the row (the
+ * table) can still run; the allocator's updates and lease recordings
+ * pass at once.
+ */
+Datum
+seq_lease_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	ret;
+	int			attno;
+	bool		isnull;
+	Datum		d;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "seq_lease_trigger: not called by the trigger manager");
+	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+	{
+		if (leasewait_attno(RelationGetDescr(td->tg_relation)) > 0)
+			leasewait_wait(leasewait_table_max(td->tg_relation));
+		return PointerGetDatum(NULL);
+	}
+	desc = RelationGetDescr(td->tg_relation);
+	ret = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
+	if (allocator_is_this_process() || (attno = leasewait_attno(desc)) == 0)
+		return PointerGetDatum(ret);
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
+		(leasewait_only_lease(td->tg_trigtuple, td->tg_newtuple, desc) ||
+		 (seqrow_is_gapless(td->tg_trigtuple, desc) && seqrow_is_gapless(td->tg_newtuple, desc))))
+		return PointerGetDatum(ret);
+	d = heap_getattr(td->tg_trigtuple, attno, desc, &isnull);
+	if (!isnull)
+		leasewait_wait(DatumGetTimestampTz(d));
+	return PointerGetDatum(ret);
+}
