@@ -501,51 +501,8 @@ BEGIN
 END;
 $$;
 
-CREATE OR REPLACE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
-                          max_value bigint DEFAULT NULL)
-    RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    cur @extschema@.id_sequences;
-    next_unused numeric;
-BEGIN
-    IF name IS NULL THEN
-        RAISE EXCEPTION 'block sequence name must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF @extschema@.seq_on_coordinator() THEN
-        PERFORM @extschema@.seq_coordinator_call('seq_alter',
-            ARRAY[name, block_size::text, max_value::text]);
-        RETURN;
-    END IF;
-    cur := @extschema@.seq_lock_row(seq_alter.name);
-    IF block_size IS NOT NULL AND (block_size < 1 OR block_size > 1000000000) THEN
-        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('The value given was %s.', block_size);
-    END IF;
-    IF cur.strategy = 'sequence' AND block_size IS NOT NULL
-       AND block_size <> cur.block_size THEN
-        RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
-                  HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
-    END IF;
-    next_unused := @extschema@.seq_next_unused(cur);
-    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
-        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
-    END IF;
-    UPDATE @extschema@.id_sequences AS s
-        SET block_size = coalesce(seq_alter.block_size, s.block_size),
-            max_value = coalesce(seq_alter.max_value, s.max_value),
-            exhausted = s.exhausted AND seq_alter.max_value IS NULL
-        WHERE s.name = seq_alter.name;
-END;
-$$;
+-- (seq_create() and seq_alter(): replaced by new signatures in the section
+-- "Formatted numbers of block sequences" at the end.)
 
 CREATE OR REPLACE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
@@ -588,84 +545,8 @@ ALTER TABLE id_sequences DROP CONSTRAINT id_sequences_strategy_check;
 ALTER TABLE id_sequences ADD CONSTRAINT id_sequences_strategy_check
     CHECK (strategy IN ('table', 'sequence', 'gapless'));
 
--- The administrative functions run as the extension owner with a fixed
--- search_path, so that roles granted EXECUTE on them need no privilege on
--- the table and a hostile search_path cannot redirect them.  Only the owner
--- (a superuser) may call them until it grants EXECUTE.
---
--- Strategy 'table' keeps the position in next_block_start; strategy
--- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
--- nextval() per block), created here next to id_sequences, owned by its
--- name column (DROP EXTENSION drops it) and dropped by seq_drop().
--- Strategy 'gapless' keeps it in next_block_start too, moved by an UPDATE
--- in the caller's own transaction (src/blocks/gapless.c).
-CREATE OR REPLACE FUNCTION seq_create(name text, start bigint DEFAULT 1,
-                           block_size integer DEFAULT 1000,
-                           max_value bigint DEFAULT 9223372036854775807,
-                           strategy text DEFAULT 'table')
-    RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-DECLARE
-    nsp regnamespace;
-    seq regclass;
-BEGIN
-    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
-       OR strategy IS NULL THEN
-        RAISE EXCEPTION 'arguments of seq_create() must not be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    -- a Citus worker: the coordinator's sequences (Citus section below)
-    IF @extschema@.seq_on_coordinator() THEN
-        PERFORM @extschema@.seq_coordinator_call('seq_create',
-            ARRAY[name, start::text, block_size::text, max_value::text, strategy]);
-        RETURN;
-    END IF;
-    IF name = '' THEN
-        RAISE EXCEPTION 'block sequence name must not be empty'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF octet_length(name) > 63 THEN
-        RAISE EXCEPTION 'block sequence name "%" is too long', name
-            USING ERRCODE = 'name_too_long',
-                  DETAIL = 'Names are limited to 63 bytes.';
-    END IF;
-    IF block_size < 1 OR block_size > 1000000000 THEN
-        RAISE EXCEPTION 'block_size must be between 1 and 1000000000'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('The value given was %s.', block_size);
-    END IF;
-    IF start > max_value OR start = 9223372036854775807 THEN
-        RAISE EXCEPTION 'start must not be greater than max_value'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
-                                  start, max_value);
-    END IF;
-    IF strategy NOT IN ('table', 'sequence', 'gapless') THEN
-        RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'The strategies are "table", "sequence" and "gapless".';
-    END IF;
-    IF strategy = 'sequence' THEN
-        SELECT c.relnamespace INTO nsp FROM pg_class c
-            WHERE c.oid = '@extschema@.id_sequences'::regclass;
-        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
-                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
-                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
-        seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
-    END IF;
-    INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
-                                               strategy, sequence)
-        VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
-                seq_create.strategy, seq);
-EXCEPTION
-    -- the row, or the native sequence of a row, exists
-    WHEN unique_violation OR duplicate_table THEN
-        RAISE EXCEPTION 'block sequence "%" already exists', seq_create.name
-            USING ERRCODE = 'duplicate_object';
-END;
-$$;
+-- seq_create() with strategy 'gapless': replaced by its new signature in
+-- the section "Formatted numbers of block sequences" at the end.
 
 -- Leases on Citus worker blocks (issue 25) ---------------------------------
 
