@@ -679,7 +679,15 @@ END;
 $$;
 
 -- seq_create() and seq_alter() take the format (and seq_create() the time
--- zone) as new last parameters: replaced, their privileges as at creation.
+-- zone) as new last parameters: replaced.  The EXECUTE privileges granted
+-- on the old ones (say, to a migrations role) are kept for the end of this
+-- script, which grants them again on the new ones.
+SELECT pg_catalog.set_config('uidgen_update.acl_seq_create', coalesce(p.proacl::text, ''), true)
+    FROM pg_catalog.pg_proc p
+    WHERE p.oid = '@extschema@.seq_create(text, bigint, integer, bigint, text)'::pg_catalog.regprocedure;
+SELECT pg_catalog.set_config('uidgen_update.acl_seq_alter', coalesce(p.proacl::text, ''), true)
+    FROM pg_catalog.pg_proc p
+    WHERE p.oid = '@extschema@.seq_alter(text, integer, bigint)'::pg_catalog.regprocedure;
 DROP FUNCTION seq_create(text, bigint, integer, bigint, text);
 DROP FUNCTION seq_alter(text, integer, bigint);
 
@@ -835,3 +843,28 @@ $$;
 
 REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text) FROM PUBLIC;
+
+-- The EXECUTE privileges of the old seq_create() and seq_alter() (kept
+-- above), granted again on the new ones, with their grant option.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT f.sig, a.grantee, a.is_grantable
+        FROM (VALUES ('@extschema@.seq_create(text, bigint, integer, bigint, text, text, text)',
+                      pg_catalog.current_setting('uidgen_update.acl_seq_create')),
+                     ('@extschema@.seq_alter(text, integer, bigint, text)',
+                      pg_catalog.current_setting('uidgen_update.acl_seq_alter'))) AS f(sig, acl),
+             LATERAL pg_catalog.aclexplode(NULLIF(f.acl, '')::pg_catalog.aclitem[]) AS a
+        WHERE a.privilege_type = 'EXECUTE'
+          AND a.grantee <> (SELECT p.proowner FROM pg_catalog.pg_proc p
+                            WHERE p.oid = f.sig::pg_catalog.regprocedure)
+    LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', g.sig,
+            CASE WHEN g.grantee = 0 THEN 'PUBLIC'
+                 ELSE g.grantee::pg_catalog.regrole::text END,
+            CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+    END LOOP;
+END;
+$$;

@@ -126,6 +126,24 @@ is($err, '', 'update from 0.2.0: no NOTICE');
 is($node->safe_psql('from020', q{SELECT * FROM seq_reserve_block('orders')}),
 	'11|20', 'from020: block sequences go on after the update');
 
+######## database "grants020": EXECUTE granted on 0.2.0's seq_create() and
+# seq_alter(), which the update replaces: the roles keep it on the new ones
+$node->safe_psql('postgres', q{CREATE ROLE "Migrator"; CREATE ROLE helper});
+$node->safe_psql('postgres', 'CREATE DATABASE grants020');
+run_sql('grants020', q{CREATE EXTENSION uidgen VERSION '0.2.0';
+	GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text) TO "Migrator" WITH GRANT OPTION;
+	GRANT EXECUTE ON FUNCTION seq_alter(text, integer, bigint) TO "Migrator", helper});
+$err = run_sql('grants020', q{ALTER EXTENSION uidgen UPDATE});
+is($err, '', 'grants020: update from 0.2.0: no NOTICE');
+is($node->safe_psql('grants020', q{
+	SELECT has_function_privilege('Migrator', 'seq_create(text, bigint, integer, bigint, text, text, text)', 'EXECUTE WITH GRANT OPTION'),
+	       has_function_privilege('Migrator', 'seq_alter(text, integer, bigint, text)', 'EXECUTE'),
+	       has_function_privilege('helper', 'seq_alter(text, integer, bigint, text)', 'EXECUTE'),
+	       has_function_privilege('helper', 'seq_create(text, bigint, integer, bigint, text, text, text)', 'EXECUTE')}),
+	't|t|t|f', 'grants020: the EXECUTE grants (and grant option) of the replaced seq_create() and seq_alter() are kept, no more');
+is($node->safe_psql('grants020', q{SET ROLE "Migrator"; SELECT seq_create('m', format => 'M{n:19}')}), '',
+	'grants020: the role granted on 0.2.0 creates a sequence with the new parameters');
+
 ######## database "fresh": 0.3.0 installed directly
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $err = run_sql('fresh', 'CREATE EXTENSION uidgen');
