@@ -414,8 +414,8 @@ seq_format_number(PG_FUNCTION_ARGS)
 Datum
 seq_format_check_char(PG_FUNCTION_ARGS)
 {
-	text	   *s = PG_GETARG_TEXT_PP(0);
-	char		c = numformat_iso7064_check(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s));
+	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char		c = numformat_iso7064_check(s, strlen(s));
 
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(&c, 1));
 }
