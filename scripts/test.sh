@@ -96,9 +96,11 @@ COVERAGE_MACRO_LINES='^[[:space:]]*(ereport|elog|SpinLockAcquire|SpinLockRelease
 # Tracefile $1 without the branches of the lines that match
 # COVERAGE_MACRO_LINES in their source file (named by its SF: line), on
 # stdout, with each file's BRF/BRH counted again.  lcov 1's
-# lcov_excl_br_line did this at capture time; lcov 2 (trixie, sid) treats
-# that setting otherwise, so the tracefile is filtered here, by awk, the
-# same whatever lcov wrote it.
+# lcov_excl_br_line did this at capture time; lcov 2 (trixie, sid) ignores
+# that setting unless told --filter branch_region (or region), so the
+# tracefile is filtered here, by awk, the same whatever lcov wrote it
+# (measured: the same counts as lcov 1's capture-time filter, and as lcov
+# 2.0's --filter branch_region on the raw tracefile).
 coverage_filter() {
     awk -v re="$COVERAGE_MACRO_LINES" '
         /^SF:/ {

@@ -68,22 +68,24 @@ identity_copy_at_start(const UidgenIdentity *vouched)
 	return UIDGEN_COPY_NONE;
 }
 
-/* Each reason as uidgen_status() shows it, and as a sentence for messages. */
-static const char *const reason_names[] = {
-	[UIDGEN_COPY_STANDBY] = "standby",
-	[UIDGEN_COPY_RECOVERY] = "recovery",
-	[UIDGEN_COPY_BASE_BACKUP] = "base backup",
-	[UIDGEN_COPY_TIMELINE] = "timeline",
-	[UIDGEN_COPY_DIRECTORY] = "data directory",
-	[UIDGEN_COPY_SYSTEM] = "system identifier",
-};
-static const char *const reason_details[] = {
-	[UIDGEN_COPY_STANDBY] = "This server was a standby and has been promoted.",
-	[UIDGEN_COPY_RECOVERY] = "This server was restored from a backup and its WAL (point-in-time recovery).",
-	[UIDGEN_COPY_BASE_BACKUP] = "This server was started from a base backup.",
-	[UIDGEN_COPY_TIMELINE] = "This server runs on another timeline than the one its state file was written on.",
-	[UIDGEN_COPY_DIRECTORY] = "This server's data directory is not the one its state file was written in.",
-	[UIDGEN_COPY_SYSTEM] = "This server's system identifier is not the one its state file was written under.",
+/* Each reason: as uidgen_status() shows it, and as a sentence for messages. */
+static const struct
+{
+	const char *name;
+	const char *detail;
+}			reasons[] = {
+	[UIDGEN_COPY_STANDBY] = {"standby",
+	"This server was a standby and has been promoted."},
+	[UIDGEN_COPY_RECOVERY] = {"recovery",
+	"This server was restored from a backup and its WAL (point-in-time recovery)."},
+	[UIDGEN_COPY_BASE_BACKUP] = {"base backup",
+	"This server was started from a base backup."},
+	[UIDGEN_COPY_TIMELINE] = {"timeline",
+	"This server runs on another timeline than the one its state file was written on."},
+	[UIDGEN_COPY_DIRECTORY] = {"data directory",
+	"This server's data directory is not the one its state file was written in."},
+	[UIDGEN_COPY_SYSTEM] = {"system identifier",
+	"This server's system identifier is not the one its state file was written under."},
 };
 
 /* The reason as uidgen_status() shows it; NULL for UIDGEN_COPY_NONE. */
@@ -91,12 +93,12 @@ const char *
 identity_reason_name(UidgenCopyReason reason)
 {
 	/* (a reason read from a state file is a byte: never past the table) */
-	return (unsigned) reason < lengthof(reason_names) ? reason_names[reason] : NULL;
+	return (unsigned) reason < lengthof(reasons) ? reasons[reason].name : NULL;
 }
 
 /* The reason as a sentence, for messages; NULL for UIDGEN_COPY_NONE. */
 const char *
 identity_reason_detail(UidgenCopyReason reason)
 {
-	return (unsigned) reason < lengthof(reason_details) ? reason_details[reason] : NULL;
+	return (unsigned) reason < lengthof(reasons) ? reasons[reason].detail : NULL;
 }
