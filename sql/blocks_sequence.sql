@@ -145,6 +145,13 @@ SELECT seq_create('nt_rolled_back', strategy => 'sequence');
 ROLLBACK;
 SELECT count(*) FROM pg_class WHERE relname = 'id_sequences_' || md5('nt_rolled_back');
 SELECT * FROM seq_reserve_block('nt_seq');
+-- its increment changed by hand: the reservation fails (55000) until the
+-- increment is the block size again
+SELECT sequence AS nt_seq_sequence, block_size AS nt_seq_bs FROM id_sequences WHERE name = 'nt_seq' \gset
+ALTER SEQUENCE :nt_seq_sequence INCREMENT BY 7;
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('nt_seq')$$);
+ALTER SEQUENCE :nt_seq_sequence INCREMENT BY :nt_seq_bs;
+SELECT count(*) FROM seq_reserve_block('nt_seq');
 -- a native sequence dropped by hand: the reservation fails (55000), the
 -- row can still be dropped
 SELECT sequence AS nt_seq_sequence FROM id_sequences WHERE name = 'nt_seq' \gset

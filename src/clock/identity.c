@@ -68,50 +68,37 @@ identity_copy_at_start(const UidgenIdentity *vouched)
 	return UIDGEN_COPY_NONE;
 }
 
-/* The reason as uidgen_status() shows it. */
+/* Each reason: as uidgen_status() shows it, and as a sentence for messages. */
+static const struct
+{
+	const char *name;
+	const char *detail;
+}			reasons[] = {
+	[UIDGEN_COPY_STANDBY] = {"standby",
+	"This server was a standby and has been promoted."},
+	[UIDGEN_COPY_RECOVERY] = {"recovery",
+	"This server was restored from a backup and its WAL (point-in-time recovery)."},
+	[UIDGEN_COPY_BASE_BACKUP] = {"base backup",
+	"This server was started from a base backup."},
+	[UIDGEN_COPY_TIMELINE] = {"timeline",
+	"This server runs on another timeline than the one its state file was written on."},
+	[UIDGEN_COPY_DIRECTORY] = {"data directory",
+	"This server's data directory is not the one its state file was written in."},
+	[UIDGEN_COPY_SYSTEM] = {"system identifier",
+	"This server's system identifier is not the one its state file was written under."},
+};
+
+/* The reason as uidgen_status() shows it; NULL for UIDGEN_COPY_NONE. */
 const char *
 identity_reason_name(UidgenCopyReason reason)
 {
-	switch (reason)
-	{
-		case UIDGEN_COPY_NONE:
-			break;
-		case UIDGEN_COPY_STANDBY:
-			return "standby";
-		case UIDGEN_COPY_RECOVERY:
-			return "recovery";
-		case UIDGEN_COPY_BASE_BACKUP:
-			return "base backup";
-		case UIDGEN_COPY_TIMELINE:
-			return "timeline";
-		case UIDGEN_COPY_DIRECTORY:
-			return "data directory";
-		case UIDGEN_COPY_SYSTEM:
-			return "system identifier";
-	}
-	return NULL;
+	/* (a reason read from a state file is a byte: never past the table) */
+	return (unsigned) reason < lengthof(reasons) ? reasons[reason].name : NULL;
 }
 
-/* The reason as a sentence, for messages. */
+/* The reason as a sentence, for messages; NULL for UIDGEN_COPY_NONE. */
 const char *
 identity_reason_detail(UidgenCopyReason reason)
 {
-	switch (reason)
-	{
-		case UIDGEN_COPY_NONE:
-			break;
-		case UIDGEN_COPY_STANDBY:
-			return "This server was a standby and has been promoted.";
-		case UIDGEN_COPY_RECOVERY:
-			return "This server was restored from a backup and its WAL (point-in-time recovery).";
-		case UIDGEN_COPY_BASE_BACKUP:
-			return "This server was started from a base backup.";
-		case UIDGEN_COPY_TIMELINE:
-			return "This server runs on another timeline than the one its state file was written on.";
-		case UIDGEN_COPY_DIRECTORY:
-			return "This server's data directory is not the one its state file was written in.";
-		case UIDGEN_COPY_SYSTEM:
-			return "This server's system identifier is not the one its state file was written under.";
-	}
-	return NULL;
+	return (unsigned) reason < lengthof(reasons) ? reasons[reason].detail : NULL;
 }

@@ -40,6 +40,8 @@
 #include "core/settings.h"
 
 #define XLOG_UIDGEN_MARK 0x00
+/* no record has it: only the fault "mark-record-op" of a test build writes it */
+#define XLOG_UIDGEN_UNKNOWN 0x10
 
 /* The record: a mark and the worker id of the server that wrote it. */
 typedef struct xl_uidgen_mark
@@ -65,7 +67,9 @@ walmark_log(uint64 mark, int32 worker_id)
 	/* (a test build writes it short at "mark-record-short": replay refuses it) */
 	XLogRegisterData((char *) &rec, CRASH_POINT_ARMED("mark-record-short") ?
 					 offsetof(xl_uidgen_mark, worker_id) : sizeof(rec));
-	lsn = XLogInsert(UIDGEN_RMGR_ID, XLOG_UIDGEN_MARK);
+	/* (and at "mark-record-op" with an op code it has not: replay refuses it) */
+	lsn = XLogInsert(UIDGEN_RMGR_ID, CRASH_POINT_ARMED("mark-record-op") ?
+					 XLOG_UIDGEN_UNKNOWN : XLOG_UIDGEN_MARK);
 	XLogFlush(lsn);
 }
 

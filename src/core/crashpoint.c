@@ -19,7 +19,8 @@
  * the code does something wrong on purpose (CRASH_POINT_ARMED()), so that
  * a test can show that what reads it refuses.  "mark-record-short": a WAL
  * mark record written 8 bytes short (clock/walmark.c), which replay must
- * stop at.
+ * stop at; "mark-record-op": one written with an op code uidgen has not,
+ * likewise.
  *
  * On a gcov build (scripts/test.sh UIDGEN_COVERAGE=1 adds -DUIDGEN_GCOV) a
  * process about to kill itself first writes its gcov counts, which a

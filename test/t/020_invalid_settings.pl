@@ -6,7 +6,8 @@
 # configured worker id, a sequence within its bits and the current time.
 # A misspelt uidgen.* setting stops the server, naming the nearest one; and
 # a server with no worker id (neither uidgen.worker_id nor a registry)
-# refuses snowflake_next() instead of generating as worker 0.
+# refuses snowflake_next() instead of generating as worker 0.  An epoch
+# after the current time: snowflake_next() fails with 22008.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -175,6 +176,21 @@ $node->stop;
 ok(!$up, 'an unknown uidgen.* setting: server refuses to start');
 like($log, qr/HINT:\s+Remove it from the configuration/,
 	'with no setting near it, the hint says to remove it');
+
+# An epoch after the current time: the server starts, and snowflake_next()
+# refuses (22008) instead of handing out a negative ID, saying what the
+# layout covers; UUIDs are not affected.
+# (a new ID space: the state file of the IDs issued above goes)
+unlink $node->data_dir . '/uidgen.state' or die "unlink: $!";
+($up, $log) = try_start("uidgen.epoch = '2200-01-01 00:00:00+00'\n", 1);
+ok($up, 'an epoch in the future: the server starts');
+my $ferr = psql_error($node, 'SELECT snowflake_next()');
+like($ferr,
+	qr/ERROR:\s+22008:\s+current time is outside the range of snowflake IDs.*DETAIL:\s+With the epoch '2200-01-01 [^']+' and 41 timestamp bits, snowflake IDs cover instants up to/s,
+	'an epoch in the future: snowflake_next() fails with 22008, naming the epoch');
+like($node->safe_psql('postgres', 'SELECT uuidv7_next()'), qr/^[0-9a-f-]{36}$/,
+	'an epoch in the future: uuidv7_next() works');
+$node->stop;
 
 # No worker id chosen: IDs issued before (as with 0.2.0's default of 0)
 # are not repeated, snowflake_next() is refused until one is set, and

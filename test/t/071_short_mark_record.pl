@@ -4,7 +4,9 @@
 # and whatever follows them as the origin's mark and worker id, and it stops
 # again at the same record when restarted.  The primary of a test build
 # writes its mark records 8 bytes short while the fault "mark-record-short"
-# is armed (src/core/crashpoint.c).
+# is armed (src/core/crashpoint.c).  Likewise a record of an op code uidgen
+# has not (fault "mark-record-op", op code 0x10): a second standby stops
+# at it with a PANIC that names the op code.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -52,6 +54,25 @@ $standby->start(fail_ok => 1);
 ok(wait_for_log($standby, $panic, $offset),
 	'restarted, the standby stops at the same record');
 wait_for_server_exit($standby) if defined $standby->{_pid};
+
+# An op code uidgen has not: a second standby, made after the short records.
+$primary->backup('b2');
+my $standby2 = PostgreSQL::Test::Cluster->new('standby2');
+$standby2->init_from_backup($primary, 'b2', has_streaming => 1);
+$standby2->start;
+$primary->wait_for_catchup($standby2);
+$offset = -s $standby2->logfile;
+arm_crash_point($primary, 'mark-record-op');
+my $op_panic = qr/PANIC:\s+uidgen redo: unknown op code 16/;
+for (1 .. 60)
+{
+	last if count_in_log($standby2, $op_panic, $offset);
+	$primary->safe_psql('postgres', 'SELECT snowflake_next(); SELECT pg_sleep(0.5)');
+}
+ok(count_in_log($standby2, $op_panic, $offset),
+	'the standby stops at a mark record of an unknown op code: PANIC naming it (16)');
+ok(wait_for_server_exit($standby2), 'that standby is down');
+disarm_crash_point($primary);
 
 $primary->stop;
 done_testing();

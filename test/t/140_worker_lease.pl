@@ -17,6 +17,7 @@
 # - of two servers claiming the same worker id at once, one gets it;
 # - a server whose lease was taken by another says so (WARNING, and the
 #   error of snowflake_next()), and claims another worker id;
+# - snowflake_at() refuses to backfill with the leased worker id (22023);
 # - no ID repeats, over everything generated here.
 use strict;
 use warnings;
@@ -197,6 +198,14 @@ for my $node ($node_a, $node_b)
 	is(scalar(grep { worker_of($_) != $w } @ids), 0,
 		$node->name . "'s IDs carry its leased worker id $w");
 }
+# A backfill with the worker id the server leases could repeat its IDs:
+# snowflake_at() refuses it; with a worker id no server leases it works.
+like(psql_error($node_a, "SELECT snowflake_at(now(), $wa, 0)"),
+	qr/ERROR:\s+22023:\s+worker id $wa of a backfilled snowflake ID must differ from the worker id this server leases.*HINT:\s+Reserve a worker id in the registry that no server leases/s,
+	'snowflake_at() with the leased worker id: 22023');
+my ($free) = grep { $_ != $wa && $_ != $wb } 0 .. $max_worker;
+like($node_a->safe_psql('postgres', "SELECT snowflake_at(now(), $free, 0)"),
+	qr/^\d+$/, "snowflake_at() with worker id $free, leased by neither server, works");
 my $holder_a = uidgen_status($node_a)->{lease_holder};
 is(reg("SELECT worker_id FROM uidgen_worker_leases WHERE holder = \$h\$$holder_a\$h\$"),
 	$wa, 'the registry names the holder that uidgen_status() shows');
