@@ -334,6 +334,9 @@ seq_lease_trigger(PG_FUNCTION_ARGS)
 		  leasewait_not_lowered(td->tg_trigtuple, td->tg_newtuple, desc, attno)) ||
 		 (seqrow_is_gapless(td->tg_trigtuple, desc) && seqrow_is_gapless(td->tg_newtuple, desc))))
 		return PointerGetDatum(ret);
+	/* a 'gapless' row was never served by workers */
+	if (seqrow_is_gapless(td->tg_trigtuple, desc))
+		return PointerGetDatum(ret);
 	d = heap_getattr(td->tg_trigtuple, attno, desc, &isnull);
 	/* no lease recorded: one lost in a promotion may still run */
 	leasewait_wait(isnull ? 0 : DatumGetTimestampTz(d));
