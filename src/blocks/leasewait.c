@@ -12,10 +12,13 @@
  * block may still be served: seq_worker_lease() sets worker_lease_until to
  * at least clock_timestamp() + the lease, committed in its own statement
  * before the range's.  Then every change of the row that is not the
- * allocator handing out a range or another lease being recorded (UPDATE,
+ * allocator handing out a range or another lease being recorded (one not
+ * lower than the last; UPDATE,
  * DELETE: seq_drop(), seq_advance(), seq_alter(), or by hand) and every
- * TRUNCATE waits in a BEFORE trigger, with the row (TRUNCATE: the table)
- * locked, until no such block can be served any more; then it goes on and
+ * TRUNCATE waits in a BEFORE trigger, and DROP EXTENSION in the object
+ * access hook on id_sequences, with the row (TRUNCATE, DROP: the table)
+ * locked, until no such block can be served any more (the table's leases
+ * read with the latest snapshot, not the transaction's); then it goes on and
  * commits.  A worker that missed seq_forget() (disabled, removed, or never
  * told: a change by hand) serves its block until its lease ends, which is
  * before the change commits: it never serves a value again, or below an
@@ -36,23 +39,38 @@
  *
  *	step				1. durable first				2. then
  *	----				----------------				-------
- *	worker refill		worker_lease_until committed	the range committed
- *						(seq_worker_lease), after the	(allocator); then the
- *						worker took its start time		worker serves it until
- *														start + lease
+ *	worker refill		worker_lease_until committed	the worker serves the
+ *						(seq_worker_lease), after the	range until start +
+ *						worker took its start time;		lease
+ *						the range: for 'table' carved
+ *						from the prefetch cache, whose
+ *						range was committed BEFORE the
+ *						lease (for 'sequence', nextval,
+ *						not transactional); else by the
+ *						allocator after the lease
  *	change of a row		nothing: the row locked, the	the change committed
- *	(or TRUNCATE)		wait until the lease is over
+ *	(or TRUNCATE,		wait until the lease is over
+ *	DROP EXTENSION)
+ *	restart or			nothing: a lease the old		changes wait until two
+ *	promotion			server committed may be lost	leases after the start,
+ *						(asynchronous standby,			or after the first change
+ *						synchronous_commit = off),		seen on the new timeline
+ *						its range not (see above)		(shared memory)
  *
  * Crash at each step: the coordinator dies before the lease commits: the
  * worker gets an error and serves nothing.  After the lease, before the
  * range: a lease with no block, which only makes a later change wait.
  * After the range, before its answer: the range is a gap.  A restarted
- * coordinator reads worker_lease_until from the row and still waits.  The
- * coordinator dies while a change waits: the change is not committed.  A
- * worker dies: its blocks, in shared memory, are a gap.  A change that
- * runs between a worker's lease and its range waits that lease out, so the
- * range, reserved after the change, reaches the worker with its lease
- * already over and is thrown away.
+ * coordinator reads worker_lease_until from the row and still waits, and
+ * waits two leases from its start in any case, for a lease it lost (or a
+ * promoted standby, which never had it).  The coordinator dies while a
+ * change waits: the change is not committed.  A worker dies: its blocks,
+ * in shared memory, are a gap.  A change that runs between a worker's
+ * lease and its range waits that lease out, so the range, reserved after
+ * the change, reaches the worker with its lease already over and is
+ * thrown away.  DROP DATABASE does not wait (the leases are in the
+ * database): docs/citus.md makes waiting two leases before creating it
+ * again a rule.
  *
  * Locking: the row lock the UPDATE or DELETE takes before BEFORE ROW
  * triggers run; TRUNCATE's ACCESS EXCLUSIVE lock.  A refill's lease

@@ -26,7 +26,8 @@
  * would no longer be one list that the allocator reads.
  *
  * Leases: a block reserved for seq_next() is served only until the
- * worker's monotonic time taken before it asked plus the lease the
+ * worker's boot-time clock (CLOCK_BOOTTIME: a suspend counts, which the
+ * monotonic clock does not), read before it asked, plus the lease the
  * coordinator answered (its uidgen.citus_block_lease); then the rest is
  * thrown away (a gap) and a new block reserved.  The coordinator records
  * the lease in the row before the range, and its changes of the row wait
@@ -40,9 +41,12 @@
  *	----				----------------				-----------------
  *	refill (worker)		start time taken; the lease		the block in this
  *						(worker_lease_until) committed	module's shared memory
- *						on the coordinator, then the	with its lease end,
- *						range (its allocator)			then IDs carved from it
- *						"citus-refill-after-reserve"	until the lease ends
+ *						on the coordinator; the range	with its lease end,
+ *						(for 'table' from the			then IDs carved from it
+ *						coordinator's prefetch cache,	until the lease ends
+ *						committed before the lease;		(the clock read under
+ *						blocks/leasewait.c)				the entry's spinlock)
+ *						"citus-refill-after-reserve"
  *	seq_reserve_block	the range committed on the		returned to the client
  *	(worker)			coordinator
  *
