@@ -29,31 +29,6 @@ my @workers = map { citus_node($_, %conf) } ('w1', 'w2');
 citus_cluster($coord, @workers);
 my ($w1, $w2) = @workers;
 
-# Values of "name" from $node, $n of them, one statement.
-sub take
-{
-	my ($node, $name, $n) = @_;
-	return split /\n/, $node->safe_psql('postgres',
-		"SELECT seq_next('$name') FROM generate_series(1, $n)");
-}
-
-# How many values occur more than once in @_.
-sub repeats
-{
-	my %seen;
-	$seen{$_}++ for @_;
-	return scalar grep { $seen{$_} > 1 } keys %seen;
-}
-
-# Run $sql on $node; the seconds it took.
-sub timed
-{
-	my ($node, $sql) = @_;
-	my $t = Time::HiRes::time();
-	$node->safe_psql('postgres', $sql);
-	return Time::HiRes::time() - $t;
-}
-
 # past the two leases that follow the coordinator's start (G)
 Time::HiRes::usleep(2 * $lease * 1_000_000);
 
@@ -62,7 +37,7 @@ $coord->safe_psql('postgres', q{SELECT seq_create('tr', block_size => 10)});
 my $bg = $coord->background_psql('postgres');
 $bg->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $bg->query_safe('SELECT count(*) FROM pg_class');
-my ($first) = take($w1, 'tr', 1);
+my ($first) = seq_take($w1, 'tr', 1);
 my $t = Time::HiRes::time();
 $bg->query_safe('TRUNCATE id_sequences');
 $bg->query_safe(q{SELECT seq_create('tr', block_size => 10)});
@@ -71,8 +46,8 @@ my $waited = Time::HiRes::time() - $t;
 $bg->quit;
 # the value served before the change may come again (the sequence is new);
 # the rest of the worker's block must not be among the new ones
-my @tr = (take($coord, 'tr', 10), take($w1, 'tr', 9));
-is(repeats(@tr), 0, sprintf('REPEATABLE READ TRUNCATE + re-create: no value repeated (TRUNCATE waited %.1f s)', $waited));
+my @tr = (seq_take($coord, 'tr', 10), seq_take($w1, 'tr', 9));
+is(count_repeats(@tr), 0, sprintf('REPEATABLE READ TRUNCATE + re-create: no value repeated (TRUNCATE waited %.1f s)', $waited));
 cmp_ok($waited, '>=', $lease - 1, 'the TRUNCATE waited for the lease');
 
 # (B) No row, no lease.
@@ -81,26 +56,26 @@ like($err, qr/42704|does not exist/, "seq_worker_lease() of a missing sequence: 
 
 # (C) DROP EXTENSION + CREATE EXTENSION with worker 2 disabled.
 $coord->safe_psql('postgres', q{SELECT seq_create('dx', block_size => 20)});
-my ($x) = take($w2, 'dx', 1);
+my ($x) = seq_take($w2, 'dx', 1);
 my ($h2, $p2) = ($w2->host, $w2->port);
 $coord->safe_psql('postgres', "SELECT citus_disable_node('$h2', $p2)");
-$waited = timed($coord,
+$waited = timed_psql($coord,
 	q{DROP EXTENSION uidgen CASCADE; CREATE EXTENSION uidgen; SELECT seq_create('dx', block_size => 20)});
-my @c = take($coord, 'dx', 20);
+my @c = seq_take($coord, 'dx', 20);
 my $out = '';
 $w2->psql('postgres', q{SELECT seq_next('dx') FROM generate_series(1, 19)}, stdout => \$out);
 my @w = split /\n/, $out;
-is(repeats(@c, @w), 0, sprintf('worker disabled, DROP/CREATE EXTENSION, seq_create: no repeat (the drop waited %.1f s)', $waited));
+is(count_repeats(@c, @w), 0, sprintf('worker disabled, DROP/CREATE EXTENSION, seq_create: no repeat (the drop waited %.1f s)', $waited));
 cmp_ok($waited, '>=', $lease - 1, 'DROP EXTENSION waited for the lease');
 $coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
 
 # (D) The lease cleared by hand, then next_block_start lowered.
 $coord->safe_psql('postgres', q{SELECT seq_create('lz', block_size => 10)});
-($x) = take($w1, 'lz', 1);
-$waited = timed($coord, q{UPDATE id_sequences SET worker_lease_until = NULL WHERE name = 'lz'});
+($x) = seq_take($w1, 'lz', 1);
+$waited = timed_psql($coord, q{UPDATE id_sequences SET worker_lease_until = NULL WHERE name = 'lz'});
 $coord->safe_psql('postgres', q{UPDATE id_sequences SET next_block_start = 1 WHERE name = 'lz'});
-my @lz = (take($coord, 'lz', 10), take($w1, 'lz', 9));
-is(repeats(@lz), 0, sprintf('lease cleared by hand, then next_block_start lowered: no repeat (the clearing waited %.1f s)', $waited));
+my @lz = (seq_take($coord, 'lz', 10), seq_take($w1, 'lz', 9));
+is(count_repeats(@lz), 0, sprintf('lease cleared by hand, then next_block_start lowered: no repeat (the clearing waited %.1f s)', $waited));
 cmp_ok($waited, '>=', $lease - 1, 'clearing the lease waits as a change');
 
 # (G) Restart: a change of a row never leased waits two leases from the start.
@@ -108,11 +83,11 @@ $coord->safe_psql('postgres', q{SELECT seq_create('g', block_size => 10)});
 my $before = Time::HiRes::time();
 $coord->restart;
 $t = Time::HiRes::time();
-$waited = timed($coord, q{UPDATE id_sequences SET next_block_start = 100 WHERE name = 'g'});
+$waited = timed_psql($coord, q{UPDATE id_sequences SET next_block_start = 100 WHERE name = 'g'});
 my $due = $before + 2 * $lease - $t;
 cmp_ok($waited, '>=', $due - 0.3,
 	sprintf('after a restart a change waits two leases from the start (%.1f s, at least %.1f s due)', $waited, $due));
-$waited = timed($coord, q{UPDATE id_sequences SET next_block_start = 200 WHERE name = 'g'});
+$waited = timed_psql($coord, q{UPDATE id_sequences SET next_block_start = 200 WHERE name = 'g'});
 cmp_ok($waited, '<', 1, sprintf('and the next change does not (%.2f s)', $waited));
 
 $_->stop for ($coord, @workers);
