@@ -8,7 +8,8 @@
 # raises 42704 (no lease, no range).  (D) an UPDATE that clears
 # worker_lease_until waits as any change.  (G) after a restart of the
 # coordinator a change waits two leases from the start, even for a row
-# with no lease recorded (one lost with the old server).
+# with no lease recorded (one lost with the old server), and after a
+# promotion two leases from the promotion.
 #
 # Needs Citus (scripts/citus.sh); skipped without.
 use strict;
@@ -90,5 +91,28 @@ cmp_ok($waited, '>=', $due - 0.3,
 $waited = timed_psql($coord, q{UPDATE id_sequences SET next_block_start = 200 WHERE name = 'g'});
 cmp_ok($waited, '<', 1, sprintf('and the next change does not (%.2f s)', $waited));
 
-$_->stop for ($coord, @workers);
+# (G) Promotion: a standby of a Citus node, up for more than two leases,
+# promoted: its first change waits two leases from the promotion (a lease
+# the old primary committed may not have reached it).
+my $pri = citus_node('pri', %conf, init => { allows_streaming => 1 });
+$pri->safe_psql('postgres', q{CREATE EXTENSION uidgen; SELECT seq_create('pg', block_size => 10)});
+$pri->backup('bk');
+my $sby = PostgreSQL::Test::Cluster->new('sby');
+$sby->init_from_backup($pri, 'bk', has_streaming => 1);
+unlink($sby->data_dir . '/uidgen.state');
+$sby->start;
+$pri->wait_for_catchup($sby);
+Time::HiRes::usleep(2 * $lease * 1_000_000);
+$before = Time::HiRes::time();
+$sby->promote;
+$sby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+$t = Time::HiRes::time();
+$waited = timed_psql($sby, q{UPDATE id_sequences SET next_block_start = 100 WHERE name = 'pg'});
+$due = $before + 2 * $lease - $t;
+cmp_ok($waited, '>=', $due - 0.3,
+	sprintf('after a promotion a change waits two leases (%.1f s, at least %.1f s due)', $waited, $due));
+$waited = timed_psql($sby, q{UPDATE id_sequences SET next_block_start = 200 WHERE name = 'pg'});
+cmp_ok($waited, '<', 1, sprintf('and the next change does not (%.2f s)', $waited));
+
+$_->stop for ($coord, @workers, $pri, $sby);
 done_testing();
