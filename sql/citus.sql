@@ -26,3 +26,7 @@ SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_c
 FROM pg_proc p
 WHERE p.proname LIKE 'uidgen_citus%'
 ORDER BY p.proname;
+
+-- A worker's lease on a sequence that does not exist: 42704, no lease
+-- recorded (a row created after it would get a range with no lease).
+SELECT error_of($$SELECT seq_worker_lease('no_such_sequence')$$);

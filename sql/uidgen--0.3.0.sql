@@ -989,7 +989,10 @@ ALTER TABLE id_sequences ADD COLUMN worker_lease_until timestamptz;
 -- worker_lease_until moved to at least now + uidgen.citus_block_lease,
 -- committed before the range (its own statement).  Returns the lease in
 -- milliseconds, which the worker serves the block for.  Not for 'gapless'
--- (never served by workers).  PUBLIC may call it, as seq_reserve_block().
+-- (never served by workers).  42704 if no such sequence.  PUBLIC may call
+-- it, as seq_reserve_block(): a worker calls it as the role that runs
+-- seq_next() there.  Such a role can make changes of the sequence wait up
+-- to two leases after its last call (docs/citus.md).
 CREATE FUNCTION seq_worker_lease(name text) RETURNS integer
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -1000,6 +1003,12 @@ BEGIN
     UPDATE @extschema@.id_sequences AS s
         SET worker_lease_until = greatest(s.worker_lease_until, clock_timestamp() + lease)
         WHERE s.name = seq_worker_lease.name AND s.strategy IS DISTINCT FROM 'gapless';
+    -- no row leased: no range may follow (a row created meanwhile would have none)
+    IF NOT FOUND AND NOT EXISTS (SELECT FROM @extschema@.id_sequences s
+                                 WHERE s.name = seq_worker_lease.name AND s.strategy = 'gapless') THEN
+        RAISE EXCEPTION 'block sequence "%" does not exist', seq_worker_lease.name
+            USING ERRCODE = 'undefined_object';
+    END IF;
     RETURN (extract(epoch FROM lease) * 1000)::integer;
 END;
 $$;

@@ -25,7 +25,7 @@ our @EXPORT = qw(
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
   seq_blocks range_overlap origin_burst check_hwm_above
   set_crash_point wait_crash_restart poll_through_crashes
-  citus_available citus_node citus_cluster
+  citus_available citus_node citus_cluster seq_take count_repeats timed_psql
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -663,6 +663,31 @@ sub citus_cluster
 		"SELECT citus_add_node('" . $_->host . "', " . $_->port . ')') for @workers;
 	$coord->safe_psql('postgres', 'CREATE EXTENSION uidgen');
 	return;
+}
+
+# Values of block sequence $name from $node, $n of them, one statement.
+sub seq_take
+{
+	my ($node, $name, $n) = @_;
+	return split /\n/, $node->safe_psql('postgres',
+		"SELECT seq_next('$name') FROM generate_series(1, $n)");
+}
+
+# How many values occur more than once in @_.
+sub count_repeats
+{
+	my %seen;
+	$seen{$_}++ for @_;
+	return scalar grep { $seen{$_} > 1 } keys %seen;
+}
+
+# Run $sql on $node's database postgres; the seconds it took.
+sub timed_psql
+{
+	my ($node, $sql) = @_;
+	my $t = Time::HiRes::time();
+	$node->safe_psql('postgres', $sql);
+	return Time::HiRes::time() - $t;
 }
 
 1;

@@ -51,7 +51,9 @@
 #include "access/htup_details.h"
 #include "access/xlog.h"
 #include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
@@ -63,6 +65,7 @@
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -108,6 +111,20 @@ blocks_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		cachetable_invalidate(objectId, NULL);
 		citusblocks_forget_database(objectId);
 	}
+	else if (classId == RelationRelationId && subId == 0 && !creating_extension)
+	{
+		char	   *rel = get_rel_name(objectId);
+		Oid			ext = InvalidOid;
+		char	   *name = NULL;
+
+		/* DROP EXTENSION: uidgen's id_sequences waits out worker leases */
+		if (rel != NULL && strcmp(rel, "id_sequences") == 0)
+			ext = getExtensionOfObject(RelationRelationId, objectId);
+		if (OidIsValid(ext))
+			name = get_extension_name(ext);
+		if (name != NULL && strcmp(name, "uidgen") == 0)
+			leasewait_before_drop(objectId);
+	}
 	else if (classId == ExtensionRelationId)
 	{
 		char	   *name = get_extension_name(objectId);
@@ -127,6 +144,7 @@ blocks_register(void)
 	allocslots_register();
 	allocqueue_register();
 	cachetable_register();
+	leasewait_register();
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = blocks_object_access;
 }

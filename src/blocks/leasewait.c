@@ -12,10 +12,13 @@
  * block may still be served: seq_worker_lease() sets worker_lease_until to
  * at least clock_timestamp() + the lease, committed in its own statement
  * before the range's.  Then every change of the row that is not the
- * allocator handing out a range or another lease being recorded (UPDATE,
+ * allocator handing out a range or another lease being recorded (one not
+ * lower than the last; UPDATE,
  * DELETE: seq_drop(), seq_advance(), seq_alter(), or by hand) and every
- * TRUNCATE waits in a BEFORE trigger, with the row (TRUNCATE: the table)
- * locked, until no such block can be served any more; then it goes on and
+ * TRUNCATE waits in a BEFORE trigger, and DROP EXTENSION in the object
+ * access hook on id_sequences, with the row (TRUNCATE, DROP: the table)
+ * locked, until no such block can be served any more (the table's leases
+ * read with the latest snapshot, not the transaction's); then it goes on and
  * commits.  A worker that missed seq_forget() (disabled, removed, or never
  * told: a change by hand) serves its block until its lease ends, which is
  * before the change commits: it never serves a value again, or below an
@@ -36,23 +39,38 @@
  *
  *	step				1. durable first				2. then
  *	----				----------------				-------
- *	worker refill		worker_lease_until committed	the range committed
- *						(seq_worker_lease), after the	(allocator); then the
- *						worker took its start time		worker serves it until
- *														start + lease
+ *	worker refill		worker_lease_until committed	the worker serves the
+ *						(seq_worker_lease), after the	range until start +
+ *						worker took its start time;		lease
+ *						the range: for 'table' carved
+ *						from the prefetch cache, whose
+ *						range was committed BEFORE the
+ *						lease (for 'sequence', nextval,
+ *						not transactional); else by the
+ *						allocator after the lease
  *	change of a row		nothing: the row locked, the	the change committed
- *	(or TRUNCATE)		wait until the lease is over
+ *	(or TRUNCATE,		wait until the lease is over
+ *	DROP EXTENSION)
+ *	restart or			nothing: a lease the old		changes wait until two
+ *	promotion			server committed may be lost	leases after the start,
+ *						(asynchronous standby,			or after the first change
+ *						synchronous_commit = off),		seen on the new timeline
+ *						its range not (see above)		(shared memory)
  *
  * Crash at each step: the coordinator dies before the lease commits: the
  * worker gets an error and serves nothing.  After the lease, before the
  * range: a lease with no block, which only makes a later change wait.
  * After the range, before its answer: the range is a gap.  A restarted
- * coordinator reads worker_lease_until from the row and still waits.  The
- * coordinator dies while a change waits: the change is not committed.  A
- * worker dies: its blocks, in shared memory, are a gap.  A change that
- * runs between a worker's lease and its range waits that lease out, so the
- * range, reserved after the change, reaches the worker with its lease
- * already over and is thrown away.
+ * coordinator reads worker_lease_until from the row and still waits, and
+ * waits two leases from its start in any case, for a lease it lost (or a
+ * promoted standby, which never had it).  The coordinator dies while a
+ * change waits: the change is not committed.  A worker dies: its blocks,
+ * in shared memory, are a gap.  A change that runs between a worker's
+ * lease and its range waits that lease out, so the range, reserved after
+ * the change, reaches the worker with its lease already over and is
+ * thrown away.  DROP DATABASE does not wait (the leases are in the
+ * database): docs/citus.md makes waiting two leases before creating it
+ * again a rule.
  *
  * Locking: the row lock the UPDATE or DELETE takes before BEFORE ROW
  * triggers run; TRUNCATE's ACCESS EXCLUSIVE lock.  A refill's lease
@@ -65,21 +83,29 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/pg_class.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "blocks/allocslots.h"
 #include "clock/clock.h"
 #include "core/compat.h"
 #include "core/settings.h"
+#include "core/shmem.h"
 #include "blocks/leasewait.h"
 #include "blocks/seqrow.h"
 
@@ -87,6 +113,20 @@ PG_FUNCTION_INFO_V1(seq_lease_trigger);
 
 /* Wait event of a change waiting for worker leases (compat.h). */
 static uint32 we_lease = 0;
+
+/*
+ * When this server began to accept changes, as far as the leases go: the
+ * postmaster's start, or the first change seen on a timeline other than
+ * the one before (a promotion).  Changes wait two leases from then.
+ */
+typedef struct LeaseWaitShared
+{
+	slock_t		mutex;
+	TimeLineID	tli;			/* timeline of the changes seen; 0: none yet */
+	uint64		since;			/* monotonic ticks */
+} LeaseWaitShared;
+
+static LeaseWaitShared *lw = NULL;
 
 /* Attribute number of worker_lease_until in "desc"; 0 if it has none. */
 static int
@@ -127,25 +167,94 @@ leasewait_only_lease(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc)
 }
 
 /*
- * Wait until no worker block leased until "until" can be served: until
- * "until" + the lease on the wall clock, measured on the monotonic clock.
+ * Is the new lease at least the old one (a recording, not a clearing)?
+ * NULL counts as the lowest.
+ */
+static bool
+leasewait_not_lowered(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc, int attno)
+{
+	bool		n1;
+	bool		n2;
+	Datum		d1 = heap_getattr(oldtup, attno, desc, &n1);
+	Datum		d2 = heap_getattr(newtup, attno, desc, &n2);
+
+	if (n1)
+		return true;
+	return !n2 && DatumGetTimestampTz(d2) >= DatumGetTimestampTz(d1);
+}
+
+/* Set up the restart moment (postmaster): changes wait two leases from it. */
+static void
+leasewait_shmem_init(void *mem)
+{
+	LeaseWaitShared *l = mem;
+
+	SpinLockInit(&l->mutex);
+	l->tli = 0;
+	l->since = clock_monotonic_ticks();
+}
+
+/* Register the shared restart moment (from _PG_init, when preloaded). */
+void
+leasewait_register(void)
+{
+	shmem_register("uidgen lease wait", sizeof(LeaseWaitShared), 0,
+				   leasewait_shmem_init, (void **) &lw);
+}
+
+/*
+ * The monotonic tick before which no change may commit on a Citus
+ * coordinator that restarted or was promoted: two leases after the
+ * postmaster's start, or after the first change seen on a new timeline (a
+ * promotion; also the first change after a start whose recovery was ended
+ * by a promotion).  A lease the old server committed may be lost (an
+ * asynchronous standby, synchronous_commit = off) while a worker serves its
+ * block; the block's range, carved from a prefetch cache committed before
+ * the lease, is in the new server's history.  0 without Citus.
+ */
+static uint64
+leasewait_restart_deadline(void)
+{
+	TimeLineID	tli;
+	uint64		since;
+
+	if (lw == NULL || !OidIsValid(get_extension_oid("citus", true)))
+		return 0;
+	tli = GetWALInsertionTimeLine();
+	SpinLockAcquire(&lw->mutex);
+	if (lw->tli != tli)
+	{
+		if (lw->tli != 0 || PromoteIsTriggered())
+			lw->since = Max(lw->since, clock_monotonic_ticks());
+		lw->tli = tli;
+	}
+	since = lw->since;
+	SpinLockRelease(&lw->mutex);
+	return since + UIDGEN_MS_TO_TICKS((uint64) uidgen_citus_block_lease * 2);
+}
+
+/*
+ * Wait until no worker block leased until "until" (0: none recorded) can
+ * be served: until "until" + the lease on the wall clock, measured on the
+ * monotonic clock, and two leases after a restart or promotion.
  */
 static void
 leasewait_wait(TimestampTz until)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int64		lease_us = (int64) uidgen_citus_block_lease * 1000;
-	int64		left_us;
-	uint64		deadline;
+	uint64		start = clock_monotonic_ticks();
+	uint64		deadline = leasewait_restart_deadline();
 
 	if (until >= DT_NOEND - lease_us)
 		until = DT_NOEND - lease_us - 1;
-	if (now >= until + lease_us)
+	if (until != 0 && now < until + lease_us)
+		deadline = Max(deadline, start + UIDGEN_MS_TO_TICKS((until + lease_us - now) / 1000 + 1));
+	if (deadline <= start)
 		return;
-	left_us = until + lease_us - now;
-	deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(left_us / 1000 + 1);
 	ereport(DEBUG1,
-			(errmsg_internal("waiting " INT64_FORMAT " ms for citus worker block leases", left_us / 1000)));
+			(errmsg_internal("waiting " UINT64_FORMAT " ms for citus worker block leases",
+							 (uint64) UIDGEN_TICKS_TO_MS(deadline - start))));
 	for (;;)
 	{
 		uint64		t = clock_monotonic_ticks();
@@ -160,7 +269,7 @@ leasewait_wait(TimestampTz until)
 	}
 }
 
-/* The latest worker_lease_until of "rel" (TRUNCATE); 0 if none. */
+/* The latest worker_lease_until of "rel" (TRUNCATE, DROP); 0 if none. */
 static TimestampTz
 leasewait_table_max(Relation rel)
 {
@@ -168,18 +277,46 @@ leasewait_table_max(Relation rel)
 	TimestampTz until = 0;
 	bool		isnull;
 	Datum		d;
+	SPIPlanPtr	plan;
 
 	sql = psprintf("SELECT max(worker_lease_until) FROM %s",
 				   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 											  RelationGetRelationName(rel)));
 	SPI_connect();
-	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	/*
+	 * The latest snapshot, not the statement's or the transaction's: a
+	 * lease committed after either (TRUNCATE waited for its lock; a
+	 * REPEATABLE READ or SERIALIZABLE snapshot taken before) must be seen.
+	 */
+	plan = SPI_prepare(sql, 0, NULL);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, NULL, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the worker leases of id_sequences");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		until = DatumGetTimestampTz(d);
 	SPI_finish();
 	return until;
+}
+
+/*
+ * id_sequences of uidgen is about to be dropped (DROP EXTENSION): wait,
+ * the table locked, until no worker lease of it can run, as TRUNCATE.  A
+ * new id_sequences, created right after, would have no leases.
+ */
+void
+leasewait_before_drop(Oid relid)
+{
+	Relation	rel;
+
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		return;
+	rel = table_open(relid, AccessExclusiveLock);
+	if (strcmp(RelationGetRelationName(rel), "id_sequences") == 0 &&
+		leasewait_attno(RelationGetDescr(rel)) > 0)
+		leasewait_wait(leasewait_table_max(rel));
+	table_close(rel, NoLock);
 }
 
 /*
@@ -211,11 +348,15 @@ seq_lease_trigger(PG_FUNCTION_ARGS)
 	if (allocator_is_this_process() || (attno = leasewait_attno(desc)) == 0)
 		return PointerGetDatum(ret);
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
-		(leasewait_only_lease(td->tg_trigtuple, td->tg_newtuple, desc) ||
+		((leasewait_only_lease(td->tg_trigtuple, td->tg_newtuple, desc) &&
+		  leasewait_not_lowered(td->tg_trigtuple, td->tg_newtuple, desc, attno)) ||
 		 (seqrow_is_gapless(td->tg_trigtuple, desc) && seqrow_is_gapless(td->tg_newtuple, desc))))
 		return PointerGetDatum(ret);
+	/* a 'gapless' row was never served by workers */
+	if (seqrow_is_gapless(td->tg_trigtuple, desc))
+		return PointerGetDatum(ret);
 	d = heap_getattr(td->tg_trigtuple, attno, desc, &isnull);
-	if (!isnull)
-		leasewait_wait(DatumGetTimestampTz(d));
+	/* no lease recorded: one lost in a promotion may still run */
+	leasewait_wait(isnull ? 0 : DatumGetTimestampTz(d));
 	return PointerGetDatum(ret);
 }

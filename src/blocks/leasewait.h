@@ -13,6 +13,8 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 
+extern void leasewait_before_drop(Oid relid);
+extern void leasewait_register(void);
 extern bool leasewait_only_lease(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc);
 
 #endif							/* UIDGEN_LEASEWAIT_H */

@@ -180,6 +180,21 @@ clock_monotonic_ticks(void)
 	return clock_read(CLOCK_MONOTONIC_COARSE);
 }
 
+/*
+ * Time since boot, counting time suspended (Linux's CLOCK_BOOTTIME; the
+ * monotonic clock stops while the machine sleeps): for leases that must run
+ * out on time even across a suspend.  Elsewhere the monotonic clock.
+ */
+uint64
+clock_boottime_ticks(void)
+{
+#ifdef CLOCK_BOOTTIME
+	return clock_read(CLOCK_BOOTTIME);
+#else
+	return clock_read(CLOCK_MONOTONIC);
+#endif
+}
+
 /* Real time, for the drift bound. */
 static uint64
 clock_real_ticks(void)

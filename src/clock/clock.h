@@ -25,6 +25,7 @@ extern void clock_register(void);
 extern void clock_start(uint64 floor, uint64 saved_at);
 extern uint64 clock_wall_ticks(bool precise);
 extern uint64 clock_monotonic_ticks(void);
+extern uint64 clock_boottime_ticks(void);
 extern uint64 clock_save_time(void);
 extern uint64 clock_latest(void);
 extern uint64 clock_next(UidgenClockKind kind, uint64 granule, bool precise);

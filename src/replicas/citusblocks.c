@@ -26,7 +26,8 @@
  * would no longer be one list that the allocator reads.
  *
  * Leases: a block reserved for seq_next() is served only until the
- * worker's monotonic time taken before it asked plus the lease the
+ * worker's boot-time clock (CLOCK_BOOTTIME: a suspend counts, which the
+ * monotonic clock does not), read before it asked, plus the lease the
  * coordinator answered (its uidgen.citus_block_lease); then the rest is
  * thrown away (a gap) and a new block reserved.  The coordinator records
  * the lease in the row before the range, and its changes of the row wait
@@ -40,9 +41,12 @@
  *	----				----------------				-----------------
  *	refill (worker)		start time taken; the lease		the block in this
  *						(worker_lease_until) committed	module's shared memory
- *						on the coordinator, then the	with its lease end,
- *						range (its allocator)			then IDs carved from it
- *						"citus-refill-after-reserve"	until the lease ends
+ *						on the coordinator; the range	with its lease end,
+ *						(for 'table' from the			then IDs carved from it
+ *						coordinator's prefetch cache,	until the lease ends
+ *						committed before the lease;		(the clock read under
+ *						blocks/leasewait.c)				the entry's spinlock)
+ *						"citus-refill-after-reserve"
  *	seq_reserve_block	the range committed on the		returned to the client
  *	(worker)			coordinator
  *
@@ -110,7 +114,7 @@ typedef struct RemoteEntry
 	slock_t		mutex;
 	int64		next;			/* next ID to hand out */
 	int64		last;			/* last ID of the block; next > last: empty */
-	uint64		expires;		/* monotonic ticks: the block's lease ends */
+	uint64		expires;		/* boot-time ticks: the block's lease ends */
 	bool		refilling;		/* a backend is reserving the next block */
 	uint64		generation;		/* bumped by seq_forget() */
 } RemoteEntry;
@@ -358,7 +362,7 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	int64		first = 0;
 	int64		last = -1;
 	bool		kept;
-	uint64		start = clock_monotonic_ticks();
+	uint64		start = clock_boottime_ticks();	/* a suspend counts */
 	int			lease_ms = 0;
 
 	/*
@@ -419,7 +423,6 @@ citusblocks_next(const char *name)
 	{
 		RemoteEntry *e = citusblocks_entry(name, false);
 		uint64		generation;
-		uint64		now = clock_monotonic_ticks();
 
 		if (e == NULL && (e = citusblocks_entry(name, true)) == NULL)
 		{
@@ -433,8 +436,8 @@ citusblocks_next(const char *name)
 		SpinLockAcquire(&e->mutex);
 		if (e->dbid == MyDatabaseId && strcmp(e->name, name) == 0)
 		{
-			/* the lease ran out: the rest is thrown away (a gap) */
-			if (e->next <= e->last && now >= e->expires)
+			/* the lease ran out (read now, locked): the rest is a gap */
+			if (e->next <= e->last && clock_boottime_ticks() >= e->expires)
 				e->next = e->last + 1;
 			if (e->next <= e->last)
 			{
@@ -449,7 +452,7 @@ citusblocks_next(const char *name)
 				generation = e->generation;
 				SpinLockRelease(&e->mutex);
 				/* blocks that came back with their lease over: not forever */
-				if (refills++ > 0 && now >= deadline)
+				if (refills++ > 0 && clock_monotonic_ticks() >= deadline)
 					citusblocks_refill_timeout(e, name);
 				(void) citusblocks_refill(e, name, generation);
 				continue;

@@ -60,94 +60,69 @@ my ($err, $ret, $out) = psql_error($w1, q{SELECT seq_next('b')});
 is($ret, 0, "terminated mid-refill: the next seq_next() on that worker is served ($err)");
 like($out, qr/^\d+$/, 'and returns an ID');
 
-# Values of "name" from $node, $n of them, one statement.
-sub take
-{
-	my ($node, $name, $n) = @_;
-	return split /\n/, $node->safe_psql('postgres',
-		"SELECT seq_next('$name') FROM generate_series(1, $n)");
-}
-
-# How many values occur more than once in @_.
-sub repeats
-{
-	my %seen;
-	$seen{$_}++ for @_;
-	return scalar grep { $seen{$_} > 1 } keys %seen;
-}
-
-# Run $sql on $node; the seconds it took.
-sub timed
-{
-	my ($node, $sql) = @_;
-	my $t = Time::HiRes::time();
-	$node->safe_psql('postgres', $sql);
-	return Time::HiRes::time() - $t;
-}
-
 # (A) Lease expiry: the rest of a block is thrown away, a new one reserved.
 $coord->safe_psql('postgres', q{SELECT seq_create('e', block_size => 1000)});
-my ($e1) = take($w1, 'e', 1);
+my ($e1) = seq_take($w1, 'e', 1);
 Time::HiRes::usleep(2_500_000);
-my ($e2, $e3) = take($w1, 'e', 2);
+my ($e2, $e3) = seq_take($w1, 'e', 2);
 cmp_ok($e2, '>', $e1 + 999, "after its lease ran out the worker serves a new block ($e1, then $e2: a gap)");
 is($e3, $e2 + 1, 'and serves it from then on');
 
 # A worker's refills record leases without waiting for earlier ones: five
 # blocks of one ID in a row, well within one lease.
 $coord->safe_psql('postgres', q{SELECT seq_create('one', block_size => 1)});
-my $refills = timed($w1, q{SELECT seq_next('one') FROM generate_series(1, 5)});
+my $refills = timed_psql($w1, q{SELECT seq_next('one') FROM generate_series(1, 5)});
 cmp_ok($refills, '<', 1.5, sprintf('five refills in a row on a worker: %.2f s', $refills));
 
 # A direct UPDATE lowering next_block_start on the coordinator, which tells
 # no worker: it waits out the worker's lease, so no value repeats.
 $coord->safe_psql('postgres', q{SELECT seq_create('u', block_size => 10)});
-take($w1, 'u', 1);
-my $waited = timed($coord, q{UPDATE id_sequences SET next_block_start = 1 WHERE name = 'u'});
+seq_take($w1, 'u', 1);
+my $waited = timed_psql($coord, q{UPDATE id_sequences SET next_block_start = 1 WHERE name = 'u'});
 # values handed out before the change may repeat (the UPDATE lowered it
 # below them); the worker's rest of its block must not be among the new ones
-my @u = (take($coord, 'u', 10), take($w1, 'u', 9));
-is(repeats(@u), 0, sprintf('UPDATE next_block_start lower: no value repeated (the UPDATE waited %.1f s)', $waited));
+my @u = (seq_take($coord, 'u', 10), seq_take($w1, 'u', 9));
+is(count_repeats(@u), 0, sprintf('UPDATE next_block_start lower: no value repeated (the UPDATE waited %.1f s)', $waited));
 cmp_ok($waited, '>=', 1.0, 'the UPDATE waited for the lease');
 
 # The reviewer's reproduction: worker 2 disabled, the sequence dropped and
 # created again, worker 2 activated: no value served twice.
 $coord->safe_psql('postgres', q{SELECT seq_create('d', block_size => 20)});
-take($w2, 'd', 1);
+seq_take($w2, 'd', 1);
 my ($h2, $p2) = ($w2->host, $w2->port);
 $coord->safe_psql('postgres', "SELECT citus_disable_node('$h2', $p2)");
-$waited = timed($coord, q{SELECT seq_drop('d'); SELECT seq_create('d', block_size => 20)});
+$waited = timed_psql($coord, q{SELECT seq_drop('d'); SELECT seq_create('d', block_size => 20)});
 $coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
-my @d = (take($w1, 'd', 19), take($w2, 'd', 19));
-is(repeats(@d), 0, sprintf('disabled worker, seq_drop + seq_create, activated: no value served twice (the drop waited %.1f s)', $waited));
+my @d = (seq_take($w1, 'd', 19), seq_take($w2, 'd', 19));
+is(count_repeats(@d), 0, sprintf('disabled worker, seq_drop + seq_create, activated: no value served twice (the drop waited %.1f s)', $waited));
 
 # Worker 2 removed, the sequence advanced, worker 2 added back: nothing
 # below the advance.
 $coord->safe_psql('postgres', q{SELECT seq_create('adv', block_size => 50)});
-my ($a1) = take($w2, 'adv', 1);
+my ($a1) = seq_take($w2, 'adv', 1);
 $coord->safe_psql('postgres', "SELECT citus_remove_node('$h2', $p2)");
 $coord->safe_psql('postgres', q{SELECT seq_advance('adv', 1000)});
 $coord->safe_psql('postgres', "SELECT citus_add_node('$h2', $p2)");
-my @a = take($w2, 'adv', 5);
+my @a = seq_take($w2, 'adv', 5);
 cmp_ok(min(@a), '>', 1000, "removed worker, seq_advance(1000), added back: it serves above 1000 ($a1, then $a[0])");
 
 # TRUNCATE on the coordinator while a worker holds a block.
 $coord->safe_psql('postgres', q{SELECT seq_create('tr', block_size => 10)});
-take($w1, 'tr', 1);
-$waited = timed($coord, q{TRUNCATE id_sequences; SELECT seq_create('tr', block_size => 10)});
-my @tr = (take($coord, 'tr', 10), take($w1, 'tr', 9));
-is(repeats(@tr), 0, sprintf('TRUNCATE and re-create: no value repeated (TRUNCATE waited %.1f s)', $waited));
+seq_take($w1, 'tr', 1);
+$waited = timed_psql($coord, q{TRUNCATE id_sequences; SELECT seq_create('tr', block_size => 10)});
+my @tr = (seq_take($coord, 'tr', 10), seq_take($w1, 'tr', 9));
+is(count_repeats(@tr), 0, sprintf('TRUNCATE and re-create: no value repeated (TRUNCATE waited %.1f s)', $waited));
 
 # The lease is in the row: a coordinator killed -9 and restarted still
 # waits in seq_drop() (lease 5 s here, so that the restart leaves some).
 $coord->safe_psql('postgres', q{ALTER SYSTEM SET uidgen.citus_block_lease = '5s'; SELECT pg_reload_conf()});
 $coord->safe_psql('postgres', q{SELECT seq_create('k', block_size => 10)});
-take($w1, 'k', 1);
+seq_take($w1, 'k', 1);
 kill9_and_wait($coord);
 $coord->start;
 my $left = $coord->safe_psql('postgres',
 	q{SELECT extract(epoch FROM worker_lease_until + interval '5 s' - clock_timestamp()) FROM id_sequences WHERE name = 'k'});
-$waited = timed($coord, q{SELECT seq_drop('k')});
+$waited = timed_psql($coord, q{SELECT seq_drop('k')});
 cmp_ok($left, '>', 1, sprintf('the restarted coordinator still has the lease in the row (%.1f s to wait)', $left));
 cmp_ok($waited, '>=', $left - 0.5, sprintf('and its seq_drop() waits it out (%.1f s)', $waited));
 
