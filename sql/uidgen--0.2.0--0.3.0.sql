@@ -170,6 +170,8 @@ BEGIN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_lock_row.name
             USING ERRCODE = 'undefined_object';
     END IF;
+    -- no Citus worker may still serve a block of it (leases, below)
+    PERFORM @extschema@.seq_lease_wait(cur.strategy, cur.worker_lease_until);
     -- the cache entry is freed whatever the strategy, so that seq_next()
     -- serves nothing it cached before the change; the IDs prefetched and
     -- not handed out go back to the row (block prefetch, strategy 'table')
@@ -582,6 +584,15 @@ BEGIN
     RETURN (extract(epoch FROM lease) * 1000)::integer;
 END;
 $$;
+
+-- seq_lock_row() (seq_advance(), seq_alter()) waits here, the row locked,
+-- for the leases of the row it locked, whatever the strategy, also when it
+-- then changes nothing: seq_advance() to a point below the next unused ID
+-- returns without an UPDATE, which the trigger would have made wait.
+CREATE FUNCTION seq_lease_wait(strategy text, worker_lease_until timestamptz) RETURNS void
+    AS 'MODULE_PATHNAME', 'seq_lease_wait'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION seq_lease_wait(text, timestamptz) FROM PUBLIC;
 
 -- Every change of a row but the allocator's and a lease recording, and
 -- TRUNCATE, wait (the row locked) until no worker lease of it can run.

@@ -110,6 +110,7 @@
 #include "blocks/seqrow.h"
 
 PG_FUNCTION_INFO_V1(seq_lease_trigger);
+PG_FUNCTION_INFO_V1(seq_lease_wait);
 
 /* Wait event of a change waiting for worker leases (compat.h). */
 static uint32 we_lease = 0;
@@ -359,4 +360,19 @@ seq_lease_trigger(PG_FUNCTION_ARGS)
 	/* no lease recorded: one lost in a promotion may still run */
 	leasewait_wait(isnull ? 0 : DatumGetTimestampTz(d));
 	return PointerGetDatum(ret);
+}
+
+/*
+ * seq_lease_wait(strategy, worker_lease_until): seq_lock_row()'s wait, the
+ * row locked, for the leases of a row it may then leave unchanged.
+ */
+Datum
+seq_lease_wait(PG_FUNCTION_ARGS)
+{
+	/* a 'gapless' row was never served by workers */
+	if (!PG_ARGISNULL(0) && strcmp(text_to_cstring(PG_GETARG_TEXT_PP(0)), "gapless") == 0)
+		PG_RETURN_VOID();
+	/* no lease recorded: one lost in a promotion may still run */
+	leasewait_wait(PG_ARGISNULL(1) ? 0 : PG_GETARG_TIMESTAMPTZ(1));
+	PG_RETURN_VOID();
 }

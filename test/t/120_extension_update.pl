@@ -372,6 +372,7 @@ my @expected_added = (
 	'uuid_to_ulid(uuid)',
 	# 0.3.0: leases on Citus worker blocks (docs/citus.md)
 	'id_sequences_lease_wait()',
+	'seq_lease_wait(text,timestamp with time zone)',
 	'seq_worker_lease(text)',
 	# 0.3.0: formatted numbers (issue 22; docs/block-sequences.md): new
 	# last parameters of seq_create() (after strategy, already new in

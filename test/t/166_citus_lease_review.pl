@@ -6,7 +6,8 @@
 # disabled worker cannot serve its old block after CREATE EXTENSION and
 # seq_create().  (B) seq_worker_lease() of a sequence that does not exist
 # raises 42704 (no lease, no range).  (D) an UPDATE that clears
-# worker_lease_until waits as any change.  (G) after a restart of the
+# worker_lease_until waits as any change.  (E) seq_advance() into a
+# disabled worker's block waits although it updates nothing.  (G) after a restart of the
 # coordinator a change waits two leases from the start, even for a row
 # with no lease recorded (one lost with the old server), and after a
 # promotion two leases from the promotion.
@@ -78,6 +79,21 @@ $coord->safe_psql('postgres', q{UPDATE id_sequences SET next_block_start = 1 WHE
 my @lz = (seq_take($coord, 'lz', 10), seq_take($w1, 'lz', 9));
 is(count_repeats(@lz), 0, sprintf('lease cleared by hand, then next_block_start lowered: no repeat (the clearing waited %.1f s)', $waited));
 cmp_ok($waited, '>=', $lease - 1, 'clearing the lease waits as a change');
+
+# (E) seq_advance() to a point inside the block a disabled worker holds,
+# below the next unused ID, so that no UPDATE of the row follows (strategy
+# 'sequence': the position is in its native sequence): seq_lock_row()
+# waits for the lease all the same, and the worker serves nothing at or
+# below that point afterwards.
+$coord->safe_psql('postgres', q{SELECT seq_create('adv', block_size => 1000, strategy => 'sequence')});
+($x) = seq_take($w2, 'adv', 1);
+$coord->safe_psql('postgres', "SELECT citus_disable_node('$h2', $p2)");
+$waited = timed_psql($coord, "SELECT seq_advance('adv', " . ($x + 499) . ')');
+my @adv = seq_take($w2, 'adv', 5);
+my @low = grep { $_ <= $x + 499 } @adv;
+is(scalar(@low), 0, sprintf('seq_advance() into a disabled worker\'s block: it serves nothing at or below that point afterwards (got %s; the advance waited %.1f s)', join(',', @adv), $waited));
+cmp_ok($waited, '>=', $lease - 1, 'seq_advance() with no UPDATE to make waited for the lease');
+$coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
 
 # (G) Restart: a change of a row never leased waits two leases from the start.
 $coord->safe_psql('postgres', q{SELECT seq_create('g', block_size => 10)});
