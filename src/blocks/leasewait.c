@@ -82,6 +82,8 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xlog.h"
@@ -125,6 +127,7 @@ typedef struct LeaseWaitShared
 	slock_t		mutex;
 	TimeLineID	tli;			/* timeline of the changes seen; 0: none yet */
 	uint64		since;			/* monotonic ticks */
+	bool		recovering;		/* started as a standby or to recover */
 } LeaseWaitShared;
 
 static LeaseWaitShared *lw = NULL;
@@ -193,6 +196,14 @@ leasewait_shmem_init(void *mem)
 	SpinLockInit(&l->mutex);
 	l->tli = 0;
 	l->since = clock_monotonic_ticks();
+	/*
+	 * (the postmaster runs in the data directory) a server that starts to
+	 * recover ends it later, by a promotion or at a recovery target with
+	 * recovery_target_action = promote, which PromoteIsTriggered() does not
+	 * see
+	 */
+	l->recovering = access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
 }
 
 /* Register the shared restart moment (from _PG_init, when preloaded). */
@@ -225,7 +236,7 @@ leasewait_restart_deadline(void)
 	SpinLockAcquire(&lw->mutex);
 	if (lw->tli != tli)
 	{
-		if (lw->tli != 0 || PromoteIsTriggered())
+		if (lw->tli != 0 || lw->recovering || PromoteIsTriggered())
 			lw->since = Max(lw->since, clock_monotonic_ticks());
 		lw->tli = tli;
 	}
@@ -249,8 +260,10 @@ leasewait_wait(TimestampTz until)
 
 	if (until >= DT_NOEND - lease_us)
 		until = DT_NOEND - lease_us - 1;
+	/* (a lease raised by hand to centuries waits 34 years, not 0: no wrap) */
 	if (until != 0 && now < until + lease_us)
-		deadline = Max(deadline, start + UIDGEN_MS_TO_TICKS((until + lease_us - now) / 1000 + 1));
+		deadline = Max(deadline, start + UIDGEN_MS_TO_TICKS(Min((until + lease_us - now) / 1000 + 1,
+															   INT64CONST(1) << 40)));
 	if (deadline <= start)
 		return;
 	ereport(DEBUG1,
