@@ -7,9 +7,11 @@
 # major fails the run.  After each major's suite, scripts/package.sh builds
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
-# major too.  On one major (19, where pg_upgrade from 18 is tested too, so
-# upgrade.c counts; UIDGEN_CHECK_MAJOR to change it) the suite runs on a gcov
-# build and prints the coverage of src/; on one major (17;
+# major too.  On two majors (18, where Citus runs, and 19, where pg_upgrade
+# from 18 is tested, so that citus*.c and upgrade.c count;
+# UIDGEN_CHECK_MAJORS to change them) the suite runs on a gcov build and
+# prints the coverage of src/, and the last of them the coverage of both
+# runs added up, checked against the targets; on one major (17;
 # UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and isolation
 # again under ASan, UBSan and valgrind, and the TAP files under ASan and
 # UBSan, while the suite there runs only the TAP files that cannot run under
@@ -30,7 +32,7 @@ source "$(dirname "$0")/common.sh"
 
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
-CHECK_MAJOR=${UIDGEN_CHECK_MAJOR:-19}
+CHECK_MAJORS=" ${UIDGEN_CHECK_MAJORS:-18 19} "
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 # The benchmark's knobs, passed into the roots (whose environment is reset).
@@ -161,9 +163,26 @@ scripts_of() {
     [ "$1" != "$SANITIZE_MAJOR" ] || echo $SANITIZE
 }
 
-# UIDGEN_COVERAGE for major $1's suite: 1 on $CHECK_MAJOR, unless benchmarking.
+# UIDGEN_COVERAGE for major $1's suite, unless benchmarking: on the last
+# of $CHECK_MAJORS this run has, 1 (the figures, the sum with the earlier
+# ones' and the check of the targets); on the others "report" (the figures;
+# their tracefiles go to $COVERAGE_DIR for the last one).
 coverage_of() {
-    [ "$1" != "$CHECK_MAJOR" ] || [ -z "$PACKAGE" ] || echo 1
+    local m last=
+    [ -n "$PACKAGE" ] && [[ $CHECK_MAJORS == *" $1 "* ]] || return 0
+    for m in "${MAJORS[@]}"; do
+        [[ $CHECK_MAJORS != *" $m "* ]] || last=$m
+    done
+    [ "$1" = "$last" ] && echo 1 || echo report
+}
+
+# The filtered tracefiles the earlier coverage majors left in directory $1
+# (for UIDGEN_COVERAGE_WITH), the names they have in directory $2.
+coverage_with() {
+    local f
+    for f in "$1"/*-filtered.info; do
+        [ ! -e "$f" ] || printf '%s ' "$2/${f##*/}"
+    done
 }
 
 # UIDGEN_TAP_NOT_ASAN for major $1's suite: 1 on $SANITIZE_MAJOR, where
@@ -187,14 +206,21 @@ test_in_root() {
     # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
     local from=
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
+    # The coverage majors' tracefiles, in and out of the root.
+    rm -rf "$root/tmp/uidgen-coverage"
+    mkdir -p "$root/tmp/uidgen-coverage"
+    cp "$COVERAGE_DIR"/*.info "$root/tmp/uidgen-coverage/" 2>/dev/null || true
     for script in $(scripts_of "$major"); do
         in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
             "${BENCH_ENV[@]}" \
             UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$major")" \
+            UIDGEN_COVERAGE_INFO="/tmp/uidgen-coverage/$major.info" \
+            UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" /tmp/uidgen-coverage)" \
             UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
             "/tmp/uidgen/$script" || return
     done
+    cp "$root/tmp/uidgen-coverage/$major"*.info "$COVERAGE_DIR/" 2>/dev/null || true
 }
 
 # The same for major $1 on this machine.
@@ -202,6 +228,8 @@ test_on_host() {
     local script
     for script in $(scripts_of "$1"); do
         in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
+            UIDGEN_COVERAGE_INFO="$COVERAGE_DIR/$1.info" \
+            UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" "$COVERAGE_DIR")" \
             UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$1")" "${BENCH_ENV[@]}" \
             "$UIDGEN_SRC/$script" || return
     done
@@ -258,7 +286,9 @@ cleanup() {
     done
 }
 
-trap cleanup EXIT
+# The tracefiles of the coverage majors' runs (coverage_of).
+COVERAGE_DIR=$(mktemp -d /tmp/uidgen-coverage.XXXXXX)
+trap 'cleanup; rm -rf "$COVERAGE_DIR"' EXIT
 trap 'exit 130' INT TERM
 command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
     export DEBIAN_FRONTEND=noninteractive
