@@ -532,15 +532,21 @@ sub skewed_origin
 # above it after a restart), is above the origin's last ID: checked at
 # once, whereas IDs above the origin's may wait for the wall clock to come
 # within the drift bound of the mark, and by then a server that wrongly
-# started at its wall clock would be above them too.
+# started at its wall clock would be above them too.  So the check also
+# asserts that $node's clock is still below the origin's last ID, without
+# which it could not fail (a test calls it for every node before any of
+# them hands out IDs, which waits out the origin's lead).
 sub check_hwm_above
 {
 	my ($node, $what, $old) = @_;
-	my ($above, $ahead) = split /\|/, $node->safe_psql('postgres', qq{
+	my ($above, $ahead, $lead) = split /\|/, $node->safe_psql('postgres', qq{
 		SELECT high_water_mark > snowflake_timestamp($old->{max_id}),
-		  extract(epoch FROM high_water_mark - snowflake_timestamp($old->{max_id}))
+		  extract(epoch FROM high_water_mark - snowflake_timestamp($old->{max_id})),
+		  extract(epoch FROM snowflake_timestamp($old->{max_id}) - clock_timestamp())
 		FROM uidgen_status()});
 	note(sprintf('%s: high-water mark %.3f s from the origin\'s last ID', $what, $ahead));
+	cmp_ok($lead, '>', 0, sprintf(
+		'%s: precondition: the clock is still %.1f s below the origin\'s last ID', $what, $lead));
 	is($above, 't', "$what: the high-water mark is above the origin's last ID");
 	return;
 }
