@@ -60,7 +60,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless blocks_format citus privileges
+REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless blocks_format citus privileges blocks_cov
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
