@@ -31,3 +31,27 @@ SELECT next_id, reserved_ahead FROM id_sequences_prefetch WHERE name = 'cov_spar
 -- then the spare: 21, 22
 SELECT seq_next('cov_spare'), seq_next('cov_spare');
 SELECT seq_drop('cov_spare');
+
+-- Dropping a table named id_sequences that is not uidgen's, and a column of
+-- it (blocks.c's object access hook): nothing of uidgen's is dropped or
+-- waited for, and the block cached for a sequence is kept (its next ID
+-- follows).
+SELECT seq_create('cov_keep', block_size => 10);
+SELECT seq_next('cov_keep');
+CREATE SCHEMA cov_other;
+CREATE TABLE cov_other.id_sequences (name text PRIMARY KEY, extra integer);
+ALTER TABLE cov_other.id_sequences DROP COLUMN extra;
+DROP TABLE cov_other.id_sequences;
+DROP SCHEMA cov_other;
+SELECT seq_next('cov_keep');
+SELECT seq_drop('cov_keep');
+
+-- seq_unprefetch() (seq_lock_row()'s) of a name longer than any sequence's
+-- (64 bytes): nothing is cached for it, the bound given comes back, and the
+-- entry of the sequence named by its first 63 bytes is kept (its next ID
+-- follows)
+SELECT seq_create(repeat('x', 63), block_size => 10);
+SELECT seq_next(repeat('x', 63));
+SELECT seq_unprefetch(repeat('x', 64), 42);
+SELECT seq_next(repeat('x', 63));
+SELECT seq_drop(repeat('x', 63));
