@@ -12,6 +12,11 @@
 #   IDs stop below 2^63 - 1) leaves its row exhausted (2200H);
 # - one whose own MAXVALUE (lowered by hand) is below the skip's target
 #   stops at that MAXVALUE, not past it, and is not marked exhausted.
+# A sequence of strategy 'table' whose cached range (from before the skip)
+# is not used up: the refill after the skip is kept as a spare range, and
+# seq_advance() gives back only the spare, which ends at the row's
+# next_block_start, not the rest of the range below the skip (the row
+# would move back below the skipped values).
 # An empty id_sequences_timeline (no timeline recorded) counts as a change:
 # the next allocator skips again, logs the change from "unknown", and
 # records the timeline.  A refill of the shared cache is never larger than
@@ -35,7 +40,10 @@ $node->safe_psql('postgres', q{
 	SELECT seq_create('beyond', block_size => 10, max_value => 500, strategy => 'sequence');
 	SELECT seq_create('top', block_size => 10, strategy => 'sequence');
 	SELECT seq_create('lowmax', block_size => 10, strategy => 'sequence');
+	SELECT seq_create('tab', block_size => 100);
 });
+# (1..100 cached, 1 carved: no refill asked for yet)
+is($node->safe_psql('postgres', "SELECT seq_next('tab')"), 1, 'the first ID of "tab"');
 # (an allocator round on this timeline first: the skip is recorded for it)
 $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('small')");
 $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('beyond')");
@@ -90,6 +98,19 @@ is($node->safe_psql('postgres',
 	'300 false', 'its row moves with it, not exhausted (max_value is not reached)');
 is($node->safe_psql('postgres', 'SELECT timeline FROM id_sequences_timeline'), '1',
 	'the current timeline is recorded');
+
+# "tab" skipped too (row at 101 + skip); its cache still holds 2..100.
+# Carving past a tenth of it asks for a refill, which starts above the
+# skip: kept as the spare range.
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(seq_next('tab')::text, ',' ORDER BY g) FROM generate_series(2, 12) AS g}),
+	'2,3,4,5,6,7,8,9,10,11,12', 'the rest of the range cached before the skip is carved');
+$node->poll_query_until('postgres',
+	"SELECT reserved_ahead > 88 FROM id_sequences_prefetch WHERE name = 'tab'")
+  or die 'no spare range';
+is($node->safe_psql('postgres', "SELECT seq_advance('tab', 1)"), 101 + $skip,
+	'seq_advance() gives back the spare range only (its first ID, 101 + skip), not the range below the skip');
+is($node->safe_psql('postgres', "SELECT seq_next('tab')"), 101 + $skip, 'seq_next() goes on from there');
 
 # No timeline recorded (the row deleted by hand): a change, from "unknown".
 $offset = -s $node->logfile;
