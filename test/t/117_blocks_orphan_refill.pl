@@ -7,6 +7,11 @@
 # The allocator is held at crash point "alloc-before-cache-deliver" (after
 # its commit) and terminated there (pg_terminate_backend: it leaves its
 # slot, no crash restart, shared memory stays).
+#
+# Held there again, a seq_advance() (blocks/cachetable.c,
+# cachetable_unprefetch()) gives back the refill in flight, which ends at
+# the row's next_block_start: its IDs were never handed out, and are handed
+# out once, by the next allocator.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -42,6 +47,26 @@ is($node->safe_psql('postgres', q{SELECT next_block_start FROM id_sequences WHER
 is($node->safe_psql('postgres', q{SELECT seq_next('orph')}), 12, 'and carves on from it');
 unlike(slurp_file($node->logfile, $offset), qr/crash point "alloc-before-cache-deliver" released/,
 	'the held allocator was never released: it exited');
+
+# The refill in flight given back by seq_advance().
+$node->safe_psql('postgres', q{SELECT seq_create('fl', block_size => 10)});
+arm_crash_point($node, 'alloc-before-cache-deliver', 'wait');
+$offset = -s $node->logfile;
+($out, $err) = ('', '');
+$caller = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+	  '-c', q{SELECT seq_next('fl')} ],
+	'>', \$out, '2>', \$err);
+$node->wait_for_log(qr/uidgen crash point "alloc-before-cache-deliver" reached/, $offset);
+is($node->safe_psql('postgres', q{SELECT seq_advance('fl', 0)}), 1,
+	'seq_advance() gives back the committed refill in flight (1..10): its next ID is 1');
+disarm_crash_point($node);
+$node->safe_psql('postgres', q{
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator'});
+ok($caller->finish, 'the waiting seq_next() is served') or diag $err;
+is($out, "1\n", 'with the first ID given back, once');
+is($node->safe_psql('postgres', q{SELECT seq_next('fl')}), 2, 'and carves on from it');
 
 $node->stop;
 done_testing();
