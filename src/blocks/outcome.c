@@ -57,19 +57,28 @@ outcome_refuse_own(const char *name, bool changed)
 /*
  * Wait for the members of a MultiXactId holding a row whose locks conflict
  * with the allocator's FOR NO KEY UPDATE (all but FOR KEY SHARE), as
- * heapam's MultiXactIdWait() does; refuse if one of them is ours.
+ * heapam's MultiXactIdWait() does; refuse if one of them is ours, saying
+ * "changed" if one of ours updated the row (an UPDATE under another's FOR
+ * KEY SHARE is also a member that only locks it, listed first).
  */
 static void
 outcome_wait_multi(const char *name, MultiXactId multi, bool lock_only)
 {
 	MultiXactMember *members;
 	int			nmembers = GetMultiXactIdMembers(multi, &members, false, lock_only);
+	bool		own = false;
+	bool		changed = false;
 
 	for (int i = 0; i < nmembers; i++)
 		if (members[i].status != MultiXactStatusForKeyShare &&
 			TransactionIdIsCurrentTransactionId(members[i].xid))
-			outcome_refuse_own(name, members[i].status == MultiXactStatusNoKeyUpdate ||
-							 members[i].status == MultiXactStatusUpdate);
+		{
+			own = true;
+			changed |= members[i].status == MultiXactStatusNoKeyUpdate ||
+				members[i].status == MultiXactStatusUpdate;
+		}
+	if (own)
+		outcome_refuse_own(name, changed);
 	for (int i = 0; i < nmembers; i++)
 		if (members[i].status != MultiXactStatusForKeyShare)
 			XactLockTableWait(members[i].xid, NULL, NULL, XLTW_None);

@@ -96,6 +96,11 @@ sub check_database
 			         public.uuid_extract_timestamp('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')}),
 		'2024-01-01 00:00:01+00|0|5|7|2022-02-22 19:22:22+00',
 		"$db: the explicit-layout decoders and uuid_extract_*() work without preloading");
+	# The shared cache does not exist: seq_prefetched() (and its view) has no
+	# rows (its view: no next_id), rather than failing.
+	is(query($db, q{SELECT count(*) || '|' || (SELECT count(*) FROM id_sequences_prefetch
+	                WHERE next_id IS NOT NULL) FROM seq_prefetched()}),
+		'0|0', "$db: seq_prefetched() has no rows without preloading");
 	# No error above took the server down.
 	is(query($db, 'SELECT 1'), '1', "$db: the server is still up");
 	return;

@@ -9,7 +9,18 @@
 # - one already moved beyond max_value (by hand) is left where it is, not
 #   moved back down to max_value + 1;
 # - one at the last bigint (last_value + increment overflows, set by hand:
-#   IDs stop below 2^63 - 1) leaves its row exhausted (2200H).
+#   IDs stop below 2^63 - 1) leaves its row exhausted (2200H);
+# - one whose own MAXVALUE (lowered by hand) is below the skip's target
+#   stops at that MAXVALUE, not past it, and is not marked exhausted.
+# A sequence of strategy 'table' whose cached range (from before the skip)
+# is not used up: the refill after the skip is kept as a spare range, and
+# seq_advance() gives back only the spare, which ends at the row's
+# next_block_start, not the rest of the range below the skip (the row
+# would move back below the skipped values).
+# An empty id_sequences_timeline (no timeline recorded) counts as a change:
+# the next allocator skips again, logs the change from "unknown", and
+# records the timeline.  A refill of the shared cache is never larger than
+# 2^22 IDs, whatever uidgen.promotion_skip (blocks/blockcache.c).
 # The timeline change is made by hand: the recorded timeline is changed in
 # id_sequences_timeline and the allocator restarted, which then skips as
 # after a promotion (test/t/108_blocks_promotion_skip.pl promotes).
@@ -28,17 +39,24 @@ $node->safe_psql('postgres', q{
 	SELECT seq_create('small', block_size => 10, max_value => 500, strategy => 'sequence');
 	SELECT seq_create('beyond', block_size => 10, max_value => 500, strategy => 'sequence');
 	SELECT seq_create('top', block_size => 10, strategy => 'sequence');
+	SELECT seq_create('lowmax', block_size => 10, strategy => 'sequence');
+	SELECT seq_create('tab', block_size => 100);
 });
+# (1..100 cached, 1 carved: no refill asked for yet)
+is($node->safe_psql('postgres', "SELECT seq_next('tab')"), 1, 'the first ID of "tab"');
 # (an allocator round on this timeline first: the skip is recorded for it)
 $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('small')");
 $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('beyond')");
 $node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('top')");
+$node->safe_psql('postgres', "SELECT * FROM seq_reserve_block('lowmax')");
 my %native = map { $_ => $node->safe_psql('postgres',
-		"SELECT sequence::text FROM id_sequences WHERE name = '$_'") } qw(fresh small beyond top);
+		"SELECT sequence::text FROM id_sequences WHERE name = '$_'") } qw(fresh small beyond top lowmax);
 is($node->safe_psql('postgres', "SELECT is_called FROM $native{fresh}"), 'f',
 	'the native sequence of "fresh" was never called');
 $node->safe_psql('postgres', "SELECT setval('$native{beyond}', 900, true)");
 $node->safe_psql('postgres', "SELECT setval('$native{top}', 9223372036854775807, true)");
+# (its next nextval() is 11; 11 + skip is above its own MAXVALUE)
+$node->safe_psql('postgres', "ALTER SEQUENCE $native{lowmax} MAXVALUE 300");
 my $beyond_row = $node->safe_psql('postgres',
 	"SELECT next_block_start FROM id_sequences WHERE name = 'beyond'");
 
@@ -73,8 +91,61 @@ like(psql_error($node, "SELECT * FROM seq_reserve_block('top')"),
 is($node->safe_psql('postgres',
 		"SELECT next_block_start || ' ' || exhausted FROM id_sequences WHERE name = 'top'"),
 	'9223372036854775807 true', 'its row stops at 2^63 - 1, marked exhausted');
+is($node->safe_psql('postgres', "SELECT last_value || ' ' || is_called FROM $native{lowmax}"),
+	'300 false', 'a native MAXVALUE below the target: its next nextval() is that MAXVALUE');
+is($node->safe_psql('postgres',
+		"SELECT next_block_start || ' ' || exhausted FROM id_sequences WHERE name = 'lowmax'"),
+	'300 false', 'its row moves with it, not exhausted (max_value is not reached)');
 is($node->safe_psql('postgres', 'SELECT timeline FROM id_sequences_timeline'), '1',
 	'the current timeline is recorded');
+
+# "tab" skipped too (row at 101 + skip); its cache still holds 2..100.
+# Carving past a tenth of it asks for a refill, which starts above the
+# skip: kept as the spare range.
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(seq_next('tab')::text, ',' ORDER BY g) FROM generate_series(2, 12) AS g}),
+	'2,3,4,5,6,7,8,9,10,11,12', 'the rest of the range cached before the skip is carved');
+$node->poll_query_until('postgres',
+	"SELECT reserved_ahead > 88 FROM id_sequences_prefetch WHERE name = 'tab'")
+  or die 'no spare range';
+is($node->safe_psql('postgres', "SELECT seq_advance('tab', 1)"), 101 + $skip,
+	'seq_advance() gives back the spare range only (its first ID, 101 + skip), not the range below the skip');
+is($node->safe_psql('postgres', "SELECT seq_next('tab')"), 101 + $skip, 'seq_next() goes on from there');
+
+# No timeline recorded (the row deleted by hand): a change, from "unknown".
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	DELETE FROM id_sequences_timeline;
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator'});
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'uidgen allocator'");
+is($node->safe_psql('postgres', "SELECT first_id FROM seq_reserve_block('fresh')"),
+	1 + 10 + 2 * $skip, 'no timeline recorded: skipped again (its next 1 + skip + 10, plus skip)');
+like(slurp_file($node->logfile, $offset),
+	qr/uidgen skipped every block sequence of database "postgres" ahead by $skip values after the timeline changed from unknown to 1/,
+	'logged as a change from an unknown timeline');
+is($node->safe_psql('postgres', 'SELECT count(*) || \' \' || min(timeline) FROM id_sequences_timeline'),
+	'1 1', 'one row, the current timeline, is recorded again');
+
+# A refill's size doubles while ranges go fast, at most 2^22 IDs even where
+# half of uidgen.promotion_skip is more (at 1000, it is 500).
+$node->append_conf('postgresql.conf', 'uidgen.promotion_skip = 20000000');
+$node->reload;
+$node->safe_psql('postgres', q{
+	SELECT seq_create('wide', block_size => 3000000);
+	DO $$
+	BEGIN
+		-- (a range used up within a second: the next one is twice as large)
+		FOR i IN 1..10 LOOP
+			PERFORM seq_reserve_block('wide');
+			EXIT WHEN (SELECT refill_size <> 3000000 FROM id_sequences_prefetch
+						WHERE name = 'wide');
+		END LOOP;
+	END
+	$$});
+is($node->safe_psql('postgres', "SELECT refill_size FROM id_sequences_prefetch WHERE name = 'wide'"),
+	4194304, 'a refill of 2 x 3000000 IDs is capped at 2^22');
 
 $node->stop;
 done_testing();
