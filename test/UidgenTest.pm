@@ -690,4 +690,18 @@ sub timed_psql
 	return Time::HiRes::time() - $t;
 }
 
+# CRC-32C (Castagnoli, reflected), as src/port/pg_crc32c computes it (not
+# exported: call it as UidgenTest::crc32c).
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	for my $byte (unpack 'C*', $data)
+	{
+		$crc ^= $byte;
+		$crc = ($crc >> 1) ^ (($crc & 1) ? 0x82F63B78 : 0) for 1 .. 8;
+	}
+	return $crc ^ 0xFFFFFFFF;
+}
+
 1;

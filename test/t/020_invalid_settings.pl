@@ -59,9 +59,10 @@ like($log, qr/FATAL:\s+uidgen\.worker_id 1 does not fit in 0 worker bits/,
 my @rejected = (
 	[ 'uidgen.epoch', 'not a timestamp', 'unparsable epoch' ],
 	[ 'uidgen.epoch', '1969-12-31 23:59:59+00', 'epoch before 1970' ],
-	[ 'uidgen.epoch', join(' ', 1 .. 30), 'epoch of 30 fields' ],
-	[ 'uidgen.epoch', 'infinity', 'infinite epoch' ],
-	[ 'uidgen.epoch', '300000-01-01 00:00:00+00', 'epoch past the timestamp range' ],
+	[ 'uidgen.epoch', join(' ', 1 .. 30), 'epoch of 30 fields', qr/is not a valid timestamp/ ],
+	[ 'uidgen.epoch', 'infinity', 'infinite epoch', qr/is not a valid timestamp/ ],
+	[ 'uidgen.epoch', '300000-01-01 00:00:00+00', 'epoch past the timestamp range',
+		qr/is not a valid timestamp/ ],
 	[ 'uidgen.worker_bits', '23', 'worker_bits 23' ],
 	[ 'uidgen.worker_bits', 'ten', 'unparsable worker_bits' ],
 	[ 'uidgen.sequence_bits', '21', 'sequence_bits 21' ],
@@ -71,9 +72,10 @@ my @rejected = (
 	[ 'uidgen.worker_id', '7x', 'unparsable worker_id' ]);
 for my $case (@rejected)
 {
-	my ($param, $value, $name) = @$case;
+	my ($param, $value, $name, $detail) = @$case;
 	($up, $log) = try_start("$param = '$value'\n");
 	ok(!$up, "$name: server refuses to start");
+	like($log, qr/DETAIL:\s+[^\n]*$detail/, "$name: the DETAIL says why") if $detail;
 	my $fatal_re = qr/FATAL:\s+invalid value for parameter "\Q$param\E": "\Q$value\E"/;
 	like($log, $fatal_re, "$name: FATAL names the setting and the value");
 	my $fatal_at = $log =~ $fatal_re ? $-[0] : -1;

@@ -6,8 +6,9 @@
 # with 55000 meanwhile.  A setting libpq cannot parse: libpq's reason in
 # the log, no lease.  The same host name given with its hostaddr (in the
 # setting, or in the server's environment as PGHOSTADDR) is not looked up:
-# a lease; hostaddr='' in the setting hides PGHOSTADDR (as libpq does it):
-# refused again.
+# a lease; its registry row deleted, the server logs the lost lease (no
+# holder named) and claims again; hostaddr='' in the setting hides
+# PGHOSTADDR (as libpq does it): refused again.
 # With a 20 s lease, the lease deadline is max(1 s, lease / 10) = 2 s
 # before the registry's expiry.  One server, its own registry (restarted
 # with each setting: no second cluster).
@@ -55,8 +56,13 @@ sub wait_until
 	return 0;
 }
 
-# A host name alone: refused, naming it.
-my $offset = restart_with("host=$name port=$port dbname=postgres", '5s');
+# A host name alone (an empty PGHOSTADDR gives no address): refused,
+# naming it.
+my $offset;
+{
+	local $ENV{PGHOSTADDR} = '';
+	$offset = restart_with("host=$name port=$port dbname=postgres", '5s');
+}
 $node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
 ok( wait_until(sub { slurp_file($node->logfile, $offset) =~
 		  /could not connect to the registry: host name "\Q$name\E" would be looked up without a time limit; give its address in hostaddr/ }),
@@ -110,6 +116,20 @@ is($node->safe_psql('postgres',
 ok( wait_until(sub {
 		$node->safe_psql('postgres', 'SELECT worker_id FROM uidgen_status()') ne '' }),
 	'PGHOSTADDR in the environment: a lease');
+
+# Its row deleted from the registry: at the next renewal (every 5/3 s) the
+# registry names no holder; the server says it lost the worker id, to no
+# one named, and claims one again.
+my $worker = $node->safe_psql('postgres', 'SELECT worker_id FROM uidgen_status()');
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', "DELETE FROM uidgen_worker_leases WHERE worker_id = $worker");
+ok( wait_until(sub { slurp_file($node->logfile, $offset) =~
+		  /WARNING:\s+uidgen lost worker id $worker to another server\n[^\n]*DETAIL:\s+The registry no longer has a lease on it for this server\./ }),
+	'its row deleted: the log says the lease was lost, to no holder named');
+ok( wait_until(sub {
+		$node->safe_psql('postgres',
+			'SELECT count(*) FROM uidgen_status() s JOIN uidgen_worker_leases l USING (worker_id)') eq '1' }),
+	'its row deleted: a lease again');
 {
 	local $ENV{PGHOSTADDR} = '127.0.0.1';
 	$offset = restart_with("host=$name hostaddr='' port=$port dbname=postgres", '5s');
