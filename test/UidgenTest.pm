@@ -704,4 +704,19 @@ sub crc32c
 	return $crc ^ 0xFFFFFFFF;
 }
 
+# Wait until $check returns true (or the default timeout passes); true if
+# it did.
+sub wait_until
+{
+	my ($check) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (Time::HiRes::time() < $deadline)
+	{
+		return 1 if $check->();
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
+}
+push @EXPORT, 'wait_until';
+
 1;

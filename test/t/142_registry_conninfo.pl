@@ -17,7 +17,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
 use lib 'test';
 use UidgenTest;
 
@@ -41,19 +40,6 @@ sub restart_with
 	my $offset = -s $node->logfile // 0;
 	$node->start;
 	return $offset;
-}
-
-# Wait until $check returns true (or the default timeout).
-sub wait_until
-{
-	my ($check) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		return 1 if $check->();
-		usleep(100_000);
-	}
-	return 0;
 }
 
 # A host name alone (an empty PGHOSTADDR gives no address): refused,
