@@ -696,4 +696,33 @@ sub timed_psql
 	return Time::HiRes::time() - $t;
 }
 
+# CRC-32C (Castagnoli, reflected), as src/port/pg_crc32c computes it (not
+# exported: call it as UidgenTest::crc32c).
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	for my $byte (unpack 'C*', $data)
+	{
+		$crc ^= $byte;
+		$crc = ($crc >> 1) ^ (($crc & 1) ? 0x82F63B78 : 0) for 1 .. 8;
+	}
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# Wait until $check returns true (or the default timeout passes); true if
+# it did.
+sub wait_until
+{
+	my ($check) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (Time::HiRes::time() < $deadline)
+	{
+		return 1 if $check->();
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
+}
+push @EXPORT, 'wait_until';
+
 1;

@@ -232,14 +232,19 @@ registry_prepare(int timeout_ms)
 	return true;
 }
 
-/* A connection option's value, or NULL if it is not set or empty. */
+/*
+ * A connection option's value, or NULL if it is empty or not set.  Set in
+ * the setting, even to '', it hides its environment variable, as libpq
+ * fills only the options the string leaves out from the environment
+ * (hostaddr='' with PGHOSTADDR set: libpq looks the host name up).
+ */
 static const char *
 registry_option(const PQconninfoOption *opts, const char *keyword, const char *env)
 {
 	for (const PQconninfoOption *o = opts; o->keyword != NULL; o++)
-		if (strcmp(o->keyword, keyword) == 0 && o->val != NULL && o->val[0] != '\0')
-			return o->val;
-	return env != NULL && getenv(env) != NULL && getenv(env)[0] != '\0' ? getenv(env) : NULL;
+		if (strcmp(o->keyword, keyword) == 0 && o->val != NULL)
+			return o->val[0] != '\0' ? o->val : NULL;
+	return getenv(env) != NULL && getenv(env)[0] != '\0' ? getenv(env) : NULL;
 }
 
 /* Would libpq look this host (one of a list, hostaddr empty) up by name? */

@@ -1,7 +1,7 @@
 # Guarantee: the server refuses to start with settings that cannot produce
 # valid, unique snowflake IDs (layout wider than 22 bits, a worker id that
 # does not fit its bits, an out-of-range value, an epoch that is no
-# timestamp or is before 1970), naming the problem in the log; and a valid
+# timestamp, is infinite or past the timestamp range, or is before 1970), naming the problem in the log; and a valid
 # custom layout and epoch produce IDs whose fields decode to exactly the
 # configured worker id, a sequence within its bits and the current time.
 # A misspelt uidgen.* setting stops the server, naming the nearest one; and
@@ -59,6 +59,10 @@ like($log, qr/FATAL:\s+uidgen\.worker_id 1 does not fit in 0 worker bits/,
 my @rejected = (
 	[ 'uidgen.epoch', 'not a timestamp', 'unparsable epoch' ],
 	[ 'uidgen.epoch', '1969-12-31 23:59:59+00', 'epoch before 1970' ],
+	[ 'uidgen.epoch', join(' ', 1 .. 30), 'epoch of 30 fields', qr/is not a valid timestamp/ ],
+	[ 'uidgen.epoch', 'infinity', 'infinite epoch', qr/is not a valid timestamp/ ],
+	[ 'uidgen.epoch', '300000-01-01 00:00:00+00', 'epoch past the timestamp range',
+		qr/is not a valid timestamp/ ],
 	[ 'uidgen.worker_bits', '23', 'worker_bits 23' ],
 	[ 'uidgen.worker_bits', 'ten', 'unparsable worker_bits' ],
 	[ 'uidgen.sequence_bits', '21', 'sequence_bits 21' ],
@@ -68,9 +72,10 @@ my @rejected = (
 	[ 'uidgen.worker_id', '7x', 'unparsable worker_id' ]);
 for my $case (@rejected)
 {
-	my ($param, $value, $name) = @$case;
+	my ($param, $value, $name, $detail) = @$case;
 	($up, $log) = try_start("$param = '$value'\n");
 	ok(!$up, "$name: server refuses to start");
+	like($log, qr/DETAIL:\s+[^\n]*$detail/, "$name: the DETAIL says why") if $detail;
 	my $fatal_re = qr/FATAL:\s+invalid value for parameter "\Q$param\E": "\Q$value\E"/;
 	like($log, $fatal_re, "$name: FATAL names the setting and the value");
 	my $fatal_at = $log =~ $fatal_re ? $-[0] : -1;
@@ -88,12 +93,15 @@ ok($up, 'worker_bits 2 + sequence_bits 20 = 22: server starts');
 
 # A valid custom layout and epoch, in a fresh ID space: the servers above
 # recorded other settings in the state file (a later epoch is refused, see
-# 060_settings_change.pl).
+# 060_settings_change.pl).  Another module's setting, unknown to this
+# server, is left alone (only misspelt uidgen.* settings stop it).
 unlink($node->data_dir . '/uidgen.state');
 ($up, $log) = try_start(
 	"uidgen.worker_bits = 5\nuidgen.sequence_bits = 8\nuidgen.worker_id = 31\n"
-	  . "uidgen.epoch = '2025-06-01 00:00:00+00'\n", 1);
+	  . "uidgen.epoch = '2025-06-01 00:00:00+00'\nmyapp.mode = 'on'\n", 1);
 ok($up, 'custom layout: server starts');
+is($node->safe_psql('postgres', q{SELECT current_setting('myapp.mode')}),
+	'on', "another module's setting (myapp.mode) is kept as a placeholder");
 $node->safe_psql('postgres', 'CREATE EXTENSION uidgen');
 my $st = uidgen_status($node);
 is( join(',', @$st{qw(state worker_id timestamp_bits worker_bits sequence_bits epoch)}),

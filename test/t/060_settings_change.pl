@@ -118,25 +118,12 @@ check_refused('back to the later epoch after IDs under the earlier one');
 restart_with("uidgen.worker_id = 7\nuidgen.worker_bits = 11\nuidgen.sequence_bits = 11\nuidgen.epoch = '2023-01-01 00:00:00+00'\n");
 check_accepted('earlier epoch restored', 7);
 
-# CRC-32C (Castagnoli, reflected), as src/port/pg_crc32c computes it.
-sub crc32c
-{
-	my ($data) = @_;
-	my $crc = 0xFFFFFFFF;
-	for my $byte (unpack 'C*', $data)
-	{
-		$crc ^= $byte;
-		$crc = ($crc >> 1) ^ (($crc & 1) ? 0x82F63B78 : 0) for 1 .. 8;
-	}
-	return $crc ^ 0xFFFFFFFF;
-}
-
 ######## a state file of 0.1.0 (version 2: 56 bytes, CRC after upgrade_unknown)
 $node->stop;
 my $raw = slurp_file($state_file);
 is(length($raw), 104, 'state file has the expected size');
 my $v2 = substr($raw, 0, 4) . pack('L', 2) . substr($raw, 8, 42) . "\0\0";
-$v2 .= pack('L', crc32c($v2));
+$v2 .= pack('L', UidgenTest::crc32c($v2));
 open my $v2fh, '>', $state_file or die $!;
 binmode $v2fh;
 print $v2fh $v2;
@@ -150,7 +137,7 @@ is(read_state_file($node)->{version}, 4, "0.1.0's state file is rewritten as ver
 ######## a state file of 0.2.0 (version 3: 104 bytes, CRC at byte 96)
 $raw = slurp_file($state_file);
 my $v3 = substr($raw, 0, 4) . pack('L', 3) . substr($raw, 8, 88);
-$v3 .= pack('L', crc32c($v3)) . "\0" x 4;
+$v3 .= pack('L', UidgenTest::crc32c($v3)) . "\0" x 4;
 open my $v3fh, '>', $state_file or die $!;
 binmode $v3fh;
 print $v3fh $v3;

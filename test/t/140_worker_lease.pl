@@ -105,19 +105,6 @@ sub worker_of
 	return ($_[0] >> $sequence_bits) & $max_worker;
 }
 
-# Wait until $check returns true (or the default timeout passes).
-sub wait_until
-{
-	my ($check) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		return 1 if $check->();
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # Wait until $node holds a lease; its worker id, or undef.
 sub leased_id
 {

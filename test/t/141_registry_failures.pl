@@ -58,19 +58,6 @@ sub lease_node
 		'uidgen.worker_lease' => '5s');
 }
 
-# Wait until $check returns true (or the default timeout).
-sub wait_until
-{
-	my ($check) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		return 1 if $check->();
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # $node has no lease, says so to callers with nothing of the registry, and
 # its log gives $why as the reason.
 sub check_no_lease
