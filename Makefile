@@ -66,7 +66,8 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 # isolation specs (specs/ and expected/)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
 	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
-	blocks_table_lock blocks_gapless_queue convert_concurrent
+	blocks_table_lock blocks_gapless_queue convert_concurrent \
+	alloc_recreated
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)
