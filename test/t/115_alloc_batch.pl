@@ -1,0 +1,77 @@
+# The allocator's queue while a round is held (crash point
+# "alloc-before-commit" with crash_action wait, src/core/crashpoint.c):
+#  - a backend whose request the held round took sees, at its checks once
+#    a second, that the allocator is alive: it does not post it again;
+#  - it gives up (statement_timeout) and withdraws the request: the round's
+#    range for it is a gap, and the answer does not go to the request it
+#    posts next (for another sequence), which the next round serves;
+#  - requests posted meanwhile are served together in the next round, one
+#    group per sequence (allocsql.c, allocworker.c): one of a 'sequence'
+#    sequence for another size than its block fails (22023) while the one
+#    beside it gets the next block; no ID is handed out twice.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test';
+use UidgenTest;
+
+my $node = uidgen_node('alloc_batch', 'uidgen.block_timeout' => '1min');
+$node->safe_psql('postgres', q{
+	SELECT seq_create('bat', block_size => 10, strategy => 'sequence');
+	SELECT seq_create('oth', start => 1000, block_size => 10, strategy => 'sequence');
+});
+# (the allocator is up before the point is armed, and reloads at its wake)
+is($node->safe_psql('postgres', q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat')}),
+	'1|10', 'first block of "bat"');
+
+my $offset = -s $node->logfile;
+arm_crash_point($node, 'alloc-before-commit', 'wait');
+$node->poll_query_until('postgres', q{SELECT current_setting('uidgen.crash_point') = 'alloc-before-commit'})
+  or die 'the crash point was not armed';
+Time::HiRes::usleep(300_000);
+# The held round takes this request; the session withdraws it after 2.5 s
+# and then asks for a block of another sequence.
+my $holder = start_clients($node, q{
+SET log_min_messages = debug1;
+SET statement_timeout = '2500ms';
+SELECT first_id || '|' || last_id FROM seq_reserve_block('bat');
+RESET statement_timeout;
+SELECT first_id || '|' || last_id FROM seq_reserve_block('oth');
+});
+ok(wait_for_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset),
+	'the allocator holds a round');
+# Two requests for "bat" posted while the round is held.
+my $waiters = start_clients($node,
+	q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat');},
+	q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat', 5);});
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 3 FROM pg_stat_activity WHERE backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
+	'three sessions wait for the allocator');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE query LIKE '%seq_reserve_block(''oth'')%' AND backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
+	'the first session gave up and asks for "oth"');
+append_to_file($node->data_dir . '/uidgen.crash_release', '');
+stop_clients($holder);
+stop_clients($waiters);
+is(count_in_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset), 2,
+	'the requests posted during the held round were served together in the next');
+disarm_crash_point($node);
+
+like(client_errors($holder), qr/canceling statement due to statement timeout/,
+	'the session whose request the held round took timed out');
+is(count_in_log($node, qr/allocator exited while serving a request/, $offset), 0,
+	'its checks found the allocator alive: the request was not posted again');
+is(join(',', client_lines($holder)), '1000|1009',
+	'its next request got a block of "oth", not the withdrawn answer');
+is(join(',', client_lines($waiters)), '21|30',
+	'a request of the next round got the block after the gap (11..20, withdrawn)');
+like(client_errors($waiters), qr/strategy "sequence" hands out whole blocks of 10 IDs only/,
+	'the other request of that round, for 5 IDs, failed');
+is($node->safe_psql('postgres', q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat')}),
+	'31|40', 'the next block follows');
+
+$node->stop;
+done_testing();
