@@ -8,7 +8,9 @@
 #  - requests posted meanwhile are served together in the next round, one
 #    group per sequence (allocsql.c, allocworker.c): one of a 'sequence'
 #    sequence for another size than its block fails (22023) while the one
-#    beside it gets the next block; no ID is handed out twice.
+#    beside it gets the next block; no ID is handed out twice;
+#  - a request of another database, pending while this database's allocator
+#    takes its requests, is left to that database's allocator.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -72,6 +74,41 @@ like(client_errors($waiters), qr/strategy "sequence" hands out whole blocks of 1
 	'the other request of that round, for 5 IDs, failed');
 is($node->safe_psql('postgres', q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat')}),
 	'31|40', 'the next block follows');
+
+# A request of another database pending while this database's allocator
+# takes its own: left to that database's allocator (allocqueue.c), which
+# serves it from its own id_sequences.
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{CREATE EXTENSION uidgen;
+	SELECT seq_create('bat', start => 5000, block_size => 10, strategy => 'sequence');});
+unlink($node->data_dir . '/uidgen.crash_release');
+$offset = -s $node->logfile;
+arm_crash_point($node, 'alloc-before-commit', 'wait');
+$node->poll_query_until('postgres', q{SELECT current_setting('uidgen.crash_point') = 'alloc-before-commit'})
+  or die 'the crash point was not armed';
+Time::HiRes::usleep(300_000);
+my $reserve = q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat');};
+my $other1 = start_clients($node, "\\c other\n$reserve\n");
+ok(wait_for_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset),
+	'the allocator of database "other" holds a round');
+my $other2 = start_clients($node, "\\c other\n$reserve\n");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 2 FROM pg_stat_activity WHERE datname = 'other' AND backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
+	'a second request of "other" is pending');
+my $here = start_clients($node, "$reserve\n");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 3 FROM pg_stat_activity WHERE backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
+	'a request of "postgres" waits too');
+my $deadline = time() + 30;
+Time::HiRes::usleep(100_000)
+  while count_in_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset) < 2
+  && time() < $deadline;
+append_to_file($node->data_dir . '/uidgen.crash_release', '');
+stop_clients($_) for ($other1, $other2, $here);
+disarm_crash_point($node);
+is(join(',', client_lines($other1), client_lines($other2)), '5000|5009,5010|5019',
+	'both requests of "other" were served from its own table');
+is(join(',', client_lines($here)), '41|50', 'the request of "postgres" from its own');
 
 $node->stop;
 done_testing();
