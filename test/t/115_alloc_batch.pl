@@ -10,7 +10,8 @@
 #    sequence for another size than its block fails (22023) while the one
 #    beside it gets the next block; no ID is handed out twice;
 #  - a request of another database, pending while this database's allocator
-#    takes its requests, is left to that database's allocator.
+#    takes its requests, is left to that database's allocator;
+#  - an allocator about to retire when a request comes serves it first.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -109,6 +110,32 @@ disarm_crash_point($node);
 is(join(',', client_lines($other1), client_lines($other2)), '5000|5009,5010|5019',
 	'both requests of "other" were served from its own table');
 is(join(',', client_lines($here)), '41|50', 'the request of "postgres" from its own');
+
+# The allocator, idle past uidgen.allocator_idle_timeout, about to retire
+# (crash point "alloc-before-retire") when a request comes: it does not
+# retire but serves it, and retires later (it reaches the point again).
+$node->append_conf('postgresql.conf', "uidgen.allocator_idle_timeout = 1\n");
+unlink($node->data_dir . '/uidgen.crash_release');
+$offset = -s $node->logfile;
+arm_crash_point($node, 'alloc-before-retire', 'wait');
+my $allocator = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator' AND datname = 'postgres'});
+like($allocator, qr/^\d+$/, 'the allocator of "postgres" runs');
+my $retire = qr/\[$allocator\] LOG:  uidgen crash point "alloc-before-retire" reached/;
+ok(wait_for_log($node, $retire, $offset), 'it is about to retire');
+my $late = start_clients($node, "$reserve\n");
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
+	'a request is posted meanwhile');
+append_to_file($node->data_dir . '/uidgen.crash_release', '');
+stop_clients($late);
+is(join(',', client_lines($late)), '51|60', 'the request is served');
+$deadline = time() + 30;
+Time::HiRes::usleep(100_000)
+  while count_in_log($node, $retire, $offset) < 2 && time() < $deadline;
+is(count_in_log($node, $retire, $offset), 2,
+	'by the allocator that was about to retire, which came to retire again');
+disarm_crash_point($node);
 
 $node->stop;
 done_testing();
