@@ -48,6 +48,8 @@ OBJS = \
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has
 # crash points (src/core/crashpoint.h); a production build has no trace of them.
+# (make clean removes its object whichever build made it)
+EXTRA_CLEAN += src/core/crashpoint.o
 ifdef UIDGEN_CRASH_POINTS
 OBJS += src/core/crashpoint.o
 PG_CPPFLAGS += -DUIDGEN_CRASH_POINTS
@@ -67,7 +69,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
 	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
 	blocks_table_lock blocks_gapless_queue convert_concurrent blocks_cov_gapless_drop \
-	blocks_cov_multixact
+	blocks_cov_multixact alloc_recreated
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)

@@ -159,6 +159,25 @@ DROP SEQUENCE :nt_seq_sequence;
 SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('nt_seq')$$);
 SELECT seq_drop('nt_seq');
 
+-- The native sequence moved by hand (allocsql.c): a position whose next
+-- block would pass bigint is exhausted (2200H), as is a setval(..., false)
+-- past max_value that only nextval() shows; both recorded in the row
+SELECT seq_create('nt_hand', block_size => 100, max_value => 1000,
+                  strategy => 'sequence');
+SELECT sequence AS nt_hand_sequence FROM id_sequences WHERE name = 'nt_hand' \gset
+SELECT setval(:'nt_hand_sequence', 9223372036854775800);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('nt_hand')$$);
+SELECT exhausted FROM id_sequences WHERE name = 'nt_hand';
+SELECT seq_drop('nt_hand');
+SELECT seq_create('nt_hand', block_size => 100, max_value => 1000,
+                  strategy => 'sequence');
+SELECT sequence AS nt_hand_sequence FROM id_sequences WHERE name = 'nt_hand' \gset
+SELECT setval(:'nt_hand_sequence', 950, false);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('nt_hand')$$);
+SELECT exhausted, pg_sequence_last_value(sequence) FROM id_sequences WHERE name = 'nt_hand';
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('nt_hand')$$);
+SELECT seq_drop('nt_hand');
+
 SELECT seq_drop('nt_table');
 SELECT seq_drop('nt_neg');
 SELECT count(*) FROM pg_class WHERE relname LIKE 'id\_sequences\_%' AND relkind = 'S';

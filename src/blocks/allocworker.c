@@ -297,9 +297,13 @@ alloc_loop(Oid dbid)
 			idle_since = GetCurrentTimestamp();
 			continue;
 		}
-		if (alloc_idle_expired(idle_since, &nap) && !held &&
-			allocator_retire(dbid, blockcache_has_requests))
-			return;
+		if (alloc_idle_expired(idle_since, &nap) && !held)
+		{
+			/* (a test holds it here to post a request: retiring refuses) */
+			CRASH_POINT("alloc-before-retire");
+			if (allocator_retire(dbid, blockcache_has_requests))
+				return;
+		}
 		/* (idle but holding ranges: the next sweep, not a busy loop) */
 		if (held)
 			nap = ALLOC_SWEEP_MS;
