@@ -165,7 +165,8 @@ citusconn_connect(uint64 deadline)
 			values[n++] = o->val;
 		}
 	/* libpq counts whole seconds, at least 2; our own deadline is the bound */
-	snprintf(seconds, sizeof(seconds), "%d", Max(2, (uidgen_block_timeout + 999) / 1000));
+	snprintf(seconds, sizeof(seconds), "%d",
+			 (int) Max(2, ((int64) uidgen_block_timeout + 999) / 1000));
 	keys[n] = "host", values[n++] = host;
 	keys[n] = "port", values[n++] = port;
 	keys[n] = "dbname", values[n++] = get_database_name(MyDatabaseId);

@@ -120,6 +120,9 @@ like(psql_error($w1, q{SELECT seq_coordinator_call('cov_fail', '{}')}),
 is($w1->safe_psql('postgres', q{SELECT seq_coordinator_call('cov_echo', ARRAY[NULL]) IS NULL,
 	seq_coordinator_call('cov_echo', ARRAY['x'])}),
 	't|x', 'seq_coordinator_call(): a NULL argument and a NULL result');
+is($w1->safe_psql('postgres', q{SET uidgen.block_timeout = 2147483647;
+	SELECT seq_coordinator_call('cov_echo', ARRAY['y'])}),
+	'y', 'uidgen.block_timeout at its maximum: the bound of a call is capped, not wrapped');
 
 # A role the coordinator does not know: the connection fails, libpq's
 # reason in the DETAIL.
