@@ -43,7 +43,6 @@
 
 /* This backend's connection to the coordinator, and what it is for. */
 static PGconn *conn = NULL;
-static Oid	conn_db = InvalidOid;
 static bool conn_busy = false;
 static int	conn_timeout = -1;	/* its statement_timeout there; -1: unknown */
 static char coord_where[300] = "";
@@ -139,7 +138,7 @@ citusconn_find_coordinator(char **host, char **port)
 	SPI_finish();
 }
 
-/* Connect to the coordinator, unless connected for this database. */
+/* Connect to the coordinator, dropping a connection left unusable. */
 static void
 citusconn_connect(uint64 deadline)
 {
@@ -153,10 +152,8 @@ citusconn_connect(uint64 deadline)
 	int			n = 0;
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 
-	if (conn_busy || (conn != NULL && (PQstatus(conn) != CONNECTION_OK || conn_db != MyDatabaseId)))
-		citusconn_disconnect();
-	if (conn != NULL)
-		return;
+	/* left mid-statement (a cancel) or broken */
+	citusconn_disconnect();
 	citusconn_find_coordinator(&host, &port);
 	snprintf(coord_where, sizeof(coord_where), "%s:%s", host, port);
 	if (node_conninfo != NULL && node_conninfo[0] != '\0')
@@ -168,7 +165,8 @@ citusconn_connect(uint64 deadline)
 			values[n++] = o->val;
 		}
 	/* libpq counts whole seconds, at least 2; our own deadline is the bound */
-	snprintf(seconds, sizeof(seconds), "%d", Max(2, (uidgen_block_timeout + 999) / 1000));
+	snprintf(seconds, sizeof(seconds), "%d",
+			 (int) Max(2, ((int64) uidgen_block_timeout + 999) / 1000));
 	keys[n] = "host", values[n++] = host;
 	keys[n] = "port", values[n++] = port;
 	keys[n] = "dbname", values[n++] = get_database_name(MyDatabaseId);
@@ -181,7 +179,6 @@ citusconn_connect(uint64 deadline)
 		PQconninfoFree(opts);
 	if (conn == NULL)
 		citusconn_unreachable("Out of memory.");
-	conn_db = MyDatabaseId;
 	conn_busy = true;
 	while (st != PGRES_POLLING_OK)
 	{
@@ -277,8 +274,7 @@ citusconn_exec_within(const char *sql, int nparams, const char *const *params, i
 {
 	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(timeout_ms);
 
-	if (conn == NULL || conn_busy || conn_db != MyDatabaseId ||
-		PQstatus(conn) != CONNECTION_OK)
+	if (conn == NULL || conn_busy || PQstatus(conn) != CONNECTION_OK)
 	{
 		char	   *setup;
 

@@ -117,6 +117,13 @@ snowflake_next(PG_FUNCTION_ARGS)
 	{
 		/* without uidgen.worker_id, the one adopted from Citus (durable first) */
 		worker = likely(l->worker_id_set) ? l->worker_id : citus_worker_id();
+		/*
+		 * A backend's first ID adopts its database's group id: the check of
+		 * snowflake_check_state() was of the one adopted before (another
+		 * database's), so the one adopted now is checked here.
+		 */
+		if (unlikely(worker == statefile_refused_worker()))
+			citus_refuse_conflict();
 		tick = statefile_next_tick(UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 	}
 	else

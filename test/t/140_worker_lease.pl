@@ -178,6 +178,16 @@ my $wb = leased_id($node_b);
 ok(defined $wa && defined $wb && $wa != $wb,
 	'two servers lease distinct worker ids (' . ($wa // 'none') . ', ' . ($wb // 'none') . ')');
 is(uidgen_status($node_a)->{state}, 'ok', 'a server with a lease is ok');
+# For uidgen_citus_check(): the leased worker id, its source, and a refusal
+# of it (held for the leased worker id), lifted.
+my ($nz, $wz) = $wa ? ($node_a, $wa) : ($node_b, $wb);
+is($nz->safe_psql('postgres', 'SELECT uidgen_citus_worker()'), "$wz,registry",
+	'uidgen_citus_worker(): the leased worker id, source registry');
+is($nz->safe_psql('postgres', "SELECT uidgen_citus_refuse(ARRAY[$wz], false)"), 't',
+	'uidgen_citus_refuse() with the leased worker id: refused');
+like(psql_error($nz, 'SELECT snowflake_next()'),
+	qr/ERROR:\s+55000:\s+worker id $wz is also used by another node/, '... snowflake_next() refused');
+is($nz->safe_psql('postgres', q{SELECT uidgen_citus_refuse('{}', true)}), 'f', '... and lifted');
 for my $node ($node_a, $node_b)
 {
 	my $w = leased_id($node);

@@ -97,6 +97,11 @@ $ip->stop;
 my $svc = lease_node('rf_svc', "service=uidgen_nosuch $socket dbname=postgres");
 check_no_lease($svc, 'connection service',
 	qr/could not connect to the registry: a connection service may name a host/);
+like(psql_error($svc, 'SELECT uidgen_citus_worker()'),
+	qr/ERROR:\s+55000:\s+no worker id is leased from the registry yet/,
+	'no lease: uidgen_citus_worker() fails with 55000');
+is($svc->safe_psql('postgres', q{SELECT uidgen_citus_refuse(ARRAY[NULL, -1]::int[], false)}), 'f',
+	'no lease (worker id -1): uidgen_citus_refuse() refuses nothing for -1');
 $svc->stop;
 
 ######## a role that may not create the table
