@@ -137,6 +137,9 @@ like($err, qr/ERROR:\s+08006:\s+the citus coordinator is unreachable for block s
 $coord->safe_psql('postgres', q{SELECT seq_create('w', block_size => 10)});
 my $pm = (split /\n/, slurp_file($coord->data_dir . '/postmaster.pid'))[0];
 kill 'STOP', $pm;
+# (a check that hangs while it is stopped must not hang the run: wake it)
+$SIG{ALRM} = sub { kill 'CONT', $pm; die "the coordinator's stop lasted over 120 s\n"; };
+alarm 120;
 my $t0 = Time::HiRes::time();
 my $refill = start_clients($w1, q{SET uidgen.block_timeout = 2000; SELECT seq_next('w');});
 Time::HiRes::usleep(500_000);
@@ -148,6 +151,7 @@ like(psql_error($w1, q{SELECT seq_next(repeat('x', 70))}), qr/ERROR:\s+42704:/,
 stop_clients($refill);
 my $took = Time::HiRes::time() - $t0;
 kill 'CONT', $pm;
+alarm 0;
 like(slurp_file($refill->[0]{err}),
 	qr/ERROR:\s+the citus coordinator is unreachable for block sequences\nDETAIL:.*No answer within uidgen\.block_timeout\.$/m,
 	'the refilling backend: 08006, no answer within uidgen.block_timeout');
