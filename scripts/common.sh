@@ -227,7 +227,8 @@ tap_files() {
 # current directory, with the programs of $PG_BIN first in PATH, two files
 # at a time (UIDGEN_TAP_JOBS: most of a file's time is spent waiting for
 # servers, leases and clocks, and each file has its own nodes and ports;
-# measured: 56 files in 1,426 s at a load of 8 to 13 on 2 cores); on failure,
+# measured on 15: 60 files in 670 s, where one at a time 56 took about
+# 1,040 s); on failure,
 # prints the tail of the log of each test that failed, and of its servers'
 # logs (the logs of the tests that passed would push it out of view).
 run_tapcheck() {

@@ -11,7 +11,8 @@
 # from 18 is tested, so that citus*.c and upgrade.c count;
 # UIDGEN_CHECK_MAJORS to change them) the suite runs on a gcov build and
 # prints the coverage of src/, and the last of them the coverage of both
-# runs added up, checked against the targets; on one major (17;
+# runs added up, checked against the targets (a miss fails the run when it
+# has both majors; UIDGEN_COVERAGE_STRICT= to only print it); on one major (17;
 # UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and isolation
 # again under ASan, UBSan and valgrind, and the TAP files under ASan and
 # UBSan, while the suite there runs only the TAP files that cannot run under
@@ -176,6 +177,17 @@ coverage_of() {
     [ "$1" = "$last" ] && echo 1 || echo report
 }
 
+# UIDGEN_COVERAGE_STRICT for the suites: 1 (a missed coverage target fails
+# the run; UIDGEN_COVERAGE_STRICT= to only print it) when this run has all
+# of $CHECK_MAJORS, whose sum the targets are for; else empty.
+coverage_strict() {
+    local m
+    for m in $CHECK_MAJORS; do
+        [[ " ${MAJORS[*]} " == *" $m "* ]] || return 0
+    done
+    echo "${UIDGEN_COVERAGE_STRICT-1}"
+}
+
 # The filtered tracefiles the earlier coverage majors left in directory $1
 # (for UIDGEN_COVERAGE_WITH), the names they have in directory $2.
 coverage_with() {
@@ -217,6 +229,7 @@ test_in_root() {
             UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$major")" \
             UIDGEN_COVERAGE_INFO="/tmp/uidgen-coverage/$major.info" \
             UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" /tmp/uidgen-coverage)" \
+            UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
             UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
             "/tmp/uidgen/$script" || return
     done
@@ -230,6 +243,7 @@ test_on_host() {
         in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
             UIDGEN_COVERAGE_INFO="$COVERAGE_DIR/$1.info" \
             UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" "$COVERAGE_DIR")" \
+            UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
             UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$1")" "${BENCH_ENV[@]}" \
             "$UIDGEN_SRC/$script" || return
     done
