@@ -66,9 +66,22 @@ $workers[0]->start;
 $workers[1]->append_conf('postgresql.conf', "uidgen.worker_id = 1\n");
 $workers[1]->restart;
 my $refused = qr/ERROR:\s+55000:\s+worker id 1 is also used by another node of the citus cluster/;
+# killed before the state file took it: nothing durable, and the check says
+# that a node did not record its outcome
+arm_crash_point($workers[1], 'refuse-before-file', 'kill');
+my ($cret, $cout, $cerr) = $coord->psql('postgres', 'SELECT count(*) FROM uidgen_citus_check()');
+wait_for_server_exit($workers[1]) or die 'w2 did not go down at the crash point';
+like($cerr, qr/WARNING:\s+uidgen_citus_check\(\) could not record its outcome on every node/,
+	'refuse-before-file: the check warns that a node failed to record its outcome');
+is(count_in_log($workers[1], qr/uidgen crash point "refuse-before-file" reached/), 1,
+	'refuse-before-file: the crash point was reached');
+disarm_crash_point($workers[1]);
+is(read_state_file($workers[1])->{refused_worker}, -1,
+	'refuse-before-file: no refusal in the state file');
+$workers[1]->start;
 # durable before the check reports it: killed right after the state file took it
 arm_crash_point($workers[1], 'refuse-after-file', 'kill');
-my ($cret, $cout, $cerr) = $coord->psql('postgres', 'SELECT count(*) FROM uidgen_citus_check()');
+($cret, $cout, $cerr) = $coord->psql('postgres', 'SELECT count(*) FROM uidgen_citus_check()');
 wait_for_server_exit($workers[1]) or die 'w2 did not go down at the crash point';
 like($cerr, qr/WARNING:\s+uidgen_citus_check\(\) could not record its outcome on every node/,
 	'the check warns that a node failed to record its outcome');

@@ -19,7 +19,9 @@
 # - all 64 entries of the worker's block cache in use: one ID straight from
 #   the coordinator; seq_forget(NULL) frees them;
 # - a refill slower than the lease: thrown away after seq_forget(); 55P03
-#   when every block comes back with its lease over.
+#   when every block comes back with its lease over;
+# - the worker killed at crash point citus-refill-after-reserve (its block
+#   committed on the coordinator, not yet in its cache): a gap, no repeat.
 #
 # Needs Citus (scripts/citus.sh); skipped without.
 use strict;
@@ -192,6 +194,23 @@ $coord->safe_psql('postgres', 'ALTER SYSTEM SET uidgen.citus_block_lease = 100; 
 like(psql_error($w1, q{SET statement_timeout = '10s'; SET uidgen.block_timeout = 1000; SELECT seq_next('slow')}),
 	qr/ERROR:\s+55P03:\s+timed out waiting for a block of sequence "slow".*DETAIL:\s+The blocks reserved within uidgen.block_timeout \(1000 ms\) came back after their lease/s,
 	'blocks that come back with their lease over: 55P03 after uidgen.block_timeout');
+
+# 8. The worker killed after the coordinator committed its block, before
+# the block reached its cache (crash point citus-refill-after-reserve):
+# the block is a gap, the next one is served after the restart.
+$coord->safe_psql('postgres', q{SELECT seq_create('kr', block_size => 10)});
+arm_crash_point($w1, 'citus-refill-after-reserve', 'kill');
+like(psql_error($w1, q{SELECT seq_next('kr')}),
+	qr/server closed the connection|connection to server was lost/,
+	'citus-refill-after-reserve: seq_next() lost its connection');
+ok(wait_for_server_exit($w1), 'citus-refill-after-reserve: the worker went down');
+is(count_in_log($w1, qr/uidgen crash point "citus-refill-after-reserve" reached/), 1,
+	'citus-refill-after-reserve: the crash point was reached');
+disarm_crash_point($w1);
+$w1->start;
+my $next = $w1->safe_psql('postgres', q{SELECT seq_next('kr')});
+cmp_ok($next, '>', 10,
+	"citus-refill-after-reserve, restarted: the block committed before the crash (1 to 10) is a gap ($next next)");
 
 $w1->stop;
 $coord->stop;
