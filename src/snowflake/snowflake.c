@@ -117,17 +117,20 @@ snowflake_next(PG_FUNCTION_ARGS)
 	{
 		/* without uidgen.worker_id, the one adopted from Citus (durable first) */
 		worker = likely(l->worker_id_set) ? l->worker_id : citus_worker_id();
-		/*
-		 * A backend's first ID adopts its database's group id: the check of
-		 * snowflake_check_state() was of the one adopted before (another
-		 * database's), so the one adopted now is checked here.
-		 */
-		if (unlikely(worker == statefile_refused_worker()))
-			citus_refuse_conflict();
 		tick = statefile_next_tick(UIDGEN_CLOCK_SNOWFLAKE, UINT64CONST(1) << slot_shift, false);
 	}
 	else
 		tick = snowflake_leased_tick(UINT64CONST(1) << slot_shift, &worker);
+
+	/*
+	 * The refusal again, of the worker id the tick goes with: a backend's
+	 * first ID adopts its database's group id (snowflake_check_state()
+	 * checked the one adopted before, another database's), a lease may have
+	 * changed the id, and a refusal published since the check holds for
+	 * this call (uidgen_citus_check() reports it only once published).
+	 */
+	if (unlikely(worker == statefile_refused_worker()))
+		citus_refuse_conflict();
 	ms = (int64) UIDGEN_TICKS_TO_MS(tick) - l->epoch_ms;
 	id = layout_id_of_ms(l, ms);
 	if (unlikely(id < 0))
