@@ -279,6 +279,15 @@ registry_names_host(const char *conninfo)
 	const char *addrs;
 	char	   *why = NULL;
 
+	/*
+	 * A bare database name (no "=", no URI prefix) is no connection string
+	 * to PQconninfoParse(), but libpq connects with it as dbname, taking
+	 * the host from its defaults: judge those.
+	 */
+	if (opts == NULL && strchr(conninfo, '=') == NULL &&
+		strncmp(conninfo, "postgresql://", 13) != 0 &&
+		strncmp(conninfo, "postgres://", 11) != 0)
+		opts = PQconninfoParse("", NULL);
 	if (opts == NULL)
 		return NULL;			/* libpq reports the syntax error */
 	hosts = registry_option(opts, "host", "PGHOST");

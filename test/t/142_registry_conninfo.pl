@@ -126,5 +126,22 @@ ok( wait_until(sub { slurp_file($node->logfile, $offset) =~
 unlike(slurp_file($node->logfile, $offset), qr/could not translate host name/,
 	"hostaddr='' with PGHOSTADDR in the environment: libpq never looked the name up");
 
+# A bare database name: libpq takes the host from PGHOST, a name here:
+# refused, naming it (uidgen took it for a syntax error and let libpq look
+# the name up).
+# (pg_ctl by hand: the test framework sets PGHOST to the node's socket
+# directory for the servers it starts)
 $node->stop;
+restart_with('postgres', '5s');
+$node->stop;
+$offset = -s $node->logfile;
+system_or_bail('env', "PGHOST=$name", 'PGHOSTADDR=', 'pg_ctl', '-D', $node->data_dir,
+	'-l', $node->logfile, '-w', 'start');
+ok( wait_until(sub { slurp_file($node->logfile, $offset) =~
+		  /could not connect to the registry: host name "\Q$name\E" would be looked up without a time limit/ }),
+	'a bare database name with PGHOST a host name: refused, the log names the host');
+unlike(slurp_file($node->logfile, $offset), qr/could not translate host name/,
+	'a bare database name with PGHOST a host name: libpq never looked the name up');
+
+system_or_bail('pg_ctl', '-D', $node->data_dir, '-m', 'fast', '-w', 'stop');
 done_testing();
