@@ -75,8 +75,7 @@ snowflake_check_state(void)
 	pg_read_barrier();
 	if (unlikely(copies_refused()))
 		copies_refuse();
-	if (unlikely(citus_conflict()))
-		citus_refuse_conflict();
+	/* (a Citus refusal is checked after the tick, for its worker id) */
 }
 
 /*
@@ -123,11 +122,12 @@ snowflake_next(PG_FUNCTION_ARGS)
 		tick = snowflake_leased_tick(UINT64CONST(1) << slot_shift, &worker);
 
 	/*
-	 * The refusal again, of the worker id the tick goes with: a backend's
-	 * first ID adopts its database's group id (snowflake_check_state()
-	 * checked the one adopted before, another database's), a lease may have
-	 * changed the id, and a refusal published since the check holds for
-	 * this call (uidgen_citus_check() reports it only once published).
+	 * A Citus refusal of the worker id the tick goes with, checked once the
+	 * id is known: a backend's first ID adopts its database's group id (the
+	 * server's adopted id before it may be another database's), a lease may
+	 * change the id, and a refusal published before the tick holds for this
+	 * call (uidgen_citus_check() reports it only once published).  The tick
+	 * of a refused call is lost, as any tick of a call that fails.
 	 */
 	if (unlikely(worker == statefile_refused_worker()))
 		citus_refuse_conflict();
