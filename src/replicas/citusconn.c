@@ -6,7 +6,8 @@
  *
  * The coordinator is the node of group 0 in pg_dist_node; a worker
  * connects to it with libpq in the same database, as the current user,
- * with citus.node_conninfo's options.  Every step is bounded by
+ * with citus.node_conninfo's options; a call under another user (SET ROLE,
+ * a SECURITY DEFINER function) connects again, as that user.  Every step is bounded by
  * uidgen.block_timeout: connecting, and each statement (a deadline kept
  * here, statement_timeout and lock_timeout there); a statement whose
  * caller gives a longer bound (seq_drop() and the others, which wait for
@@ -16,9 +17,12 @@
  * left mid-statement is closed at the next call.  A host name in
  * pg_dist_node is looked up by libpq without that bound, as Citus's own
  * connections are.  A failure to reach the coordinator closes the
- * connection and raises SQLSTATE 08006, naming the coordinator; an error
- * the coordinator returns is raised as it is, with its SQLSTATE.  The next
- * call connects again.
+ * connection and raises SQLSTATE 08006, naming the coordinator (also when
+ * the coordinator's backend ended during the call: its FATAL, 57P01 for
+ * instance, is the detail, not this node's error); an error the
+ * coordinator returns is raised as it is, with its SQLSTATE.  The next call
+ * connects again; a kept connection the coordinator closed while it was
+ * idle (a restart) is noticed before use, and replaced.
  *
  * Locking: none; the state is the backend's own.
  *
@@ -43,7 +47,11 @@
 
 /* This backend's connection to the coordinator, and what it is for. */
 static PGconn *conn = NULL;
+static Oid	conn_user = InvalidOid;
 static bool conn_busy = false;
+static bool conn_noticed = false;
+static PGresult *conn_result = NULL;	/* the last result, while they come */	/* a message came (see citusconn_usable) */
+static PQnoticeReceiver conn_receiver = NULL;	/* libpq's own */
 static int	conn_timeout = -1;	/* its statement_timeout there; -1: unknown */
 static char coord_where[300] = "";
 static uint32 we_coordinator = 0;
@@ -55,6 +63,8 @@ citusconn_disconnect(void)
 	if (conn != NULL)
 		PQfinish(conn);
 	conn = NULL;
+	PQclear(conn_result);
+	conn_result = NULL;
 	conn_timeout = -1;
 	conn_busy = false;
 }
@@ -138,6 +148,14 @@ citusconn_find_coordinator(char **host, char **port)
 	SPI_finish();
 }
 
+/* Notice receiver: note that a message came, then pass it to libpq's own. */
+static void
+citusconn_notice(void *arg, const PGresult *res)
+{
+	conn_noticed = true;
+	conn_receiver(arg, res);
+}
+
 /* Connect to the coordinator, dropping a connection left unusable. */
 static void
 citusconn_connect(uint64 deadline)
@@ -170,7 +188,8 @@ citusconn_connect(uint64 deadline)
 	keys[n] = "host", values[n++] = host;
 	keys[n] = "port", values[n++] = port;
 	keys[n] = "dbname", values[n++] = get_database_name(MyDatabaseId);
-	keys[n] = "user", values[n++] = GetUserNameFromId(GetUserId(), false);
+	conn_user = GetUserId();
+	keys[n] = "user", values[n++] = GetUserNameFromId(conn_user, false);
 	keys[n] = "connect_timeout", values[n++] = seconds;
 	keys[n] = "application_name", values[n++] = "uidgen citus blocks";
 	keys[n] = NULL, values[n] = NULL;
@@ -179,6 +198,7 @@ citusconn_connect(uint64 deadline)
 		PQconninfoFree(opts);
 	if (conn == NULL)
 		citusconn_unreachable("Out of memory.");
+	conn_receiver = PQsetNoticeReceiver(conn, citusconn_notice, NULL);
 	conn_busy = true;
 	while (st != PGRES_POLLING_OK)
 	{
@@ -220,7 +240,7 @@ static PGresult *
 citusconn_results(uint64 deadline)
 {
 	PGresult   *res;
-	PGresult   *last = NULL;
+	PGresult   *last;
 
 	conn_busy = true;
 	for (;;)
@@ -233,10 +253,13 @@ citusconn_results(uint64 deadline)
 		}
 		if ((res = PQgetResult(conn)) == NULL)
 			break;
-		PQclear(last);
-		last = res;
+		/* kept where citusconn_disconnect() frees it, should we fail */
+		PQclear(conn_result);
+		conn_result = res;
 	}
 	conn_busy = false;
+	last = conn_result;
+	conn_result = NULL;
 	if (last == NULL)
 		citusconn_unreachable(PQerrorMessage(conn));
 	if (PQresultStatus(last) != PGRES_TUPLES_OK && PQresultStatus(last) != PGRES_COMMAND_OK)
@@ -264,6 +287,26 @@ citusconn_statement_timeout(int ms, uint64 deadline)
 }
 
 /*
+ * Is the kept connection usable for this call: open, idle, for the current
+ * user, and sent nothing while it was idle?  A coordinator shutting down
+ * (or a backend of it terminated) sends a FATAL error to its idle clients,
+ * which libpq passes to the notice receiver; it is read here without
+ * waiting.
+ */
+static bool
+citusconn_usable(void)
+{
+	if (conn == NULL || conn_busy || conn_user != GetUserId())
+		return false;
+	conn_noticed = false;
+	/* read what came, then have it parsed (PQisBusy): an error to the receiver */
+	if (!PQconsumeInput(conn))
+		return false;
+	(void) PQisBusy(conn);
+	return !conn_noticed && PQstatus(conn) == CONNECTION_OK;
+}
+
+/*
  * Run "sql" with "nparams" text parameters (NULL for SQL NULL) on the
  * coordinator, as one statement in its own transaction there, bounded by
  * "timeout_ms" (and lock waits there by uidgen.block_timeout); its result,
@@ -274,7 +317,7 @@ citusconn_exec_within(const char *sql, int nparams, const char *const *params, i
 {
 	uint64		deadline = clock_monotonic_ticks() + UIDGEN_MS_TO_TICKS(timeout_ms);
 
-	if (conn == NULL || conn_busy || PQstatus(conn) != CONNECTION_OK)
+	if (!citusconn_usable())
 	{
 		char	   *setup;
 

@@ -9,9 +9,12 @@
 #   database without citus serves its block sequences locally;
 # - the worker's connection to the coordinator: a statement cancelled while
 #   it waits leaves the connection mid-statement, and the next call
-#   connects again; the coordinator's backend terminated; the coordinator's
-#   error with its SQLSTATE, DETAIL and HINT; NULL arguments and results of
-#   seq_coordinator_call(); a role the coordinator does not know;
+#   connects again; the coordinator's backend terminated during a call
+#   (08006, not its 57P01) and while the connection is idle (the next call
+#   connects again); a call under another role connects again, as that
+#   role; the coordinator's error with its SQLSTATE, DETAIL and HINT; NULL
+#   arguments and results of seq_coordinator_call(); a role the
+#   coordinator does not know;
 # - the coordinator's postmaster stopped (SIGSTOP): a connection times out
 #   (08006, "No answer within uidgen.block_timeout."), a second backend
 #   waiting for that refill times out with 55P03, a name too long is
@@ -114,8 +117,33 @@ is($out, '1', '... and is answered');
 ($err, $ret, $out) = psql_error($w1, q{
 	SELECT seq_coordinator_call('cov_die', '{}');
 	SELECT seq_coordinator_call('cov_echo', ARRAY['after']);}, on_error_stop => 0);
-like($err, qr/ERROR:\s+(57P01|08006):/, 'the coordinator backend terminated: an error');
+like($err, qr/ERROR:\s+08006:\s+the citus coordinator is unreachable.*DETAIL:.*terminating connection/s,
+	'the coordinator backend terminated during the call: 08006, its reason in the DETAIL');
 is($out, 'after', "... and the next call in that session connects again ($err)");
+
+# The coordinator's backend terminated while the connection is idle (as a
+# coordinator restart does): the next call notices and connects again.
+my $kill_conns = sprintf(q{\! psql -X -h '%s' -p %d -d postgres -Atq -c "SELECT count(pg_terminate_backend(pid, 5000)) > 0 FROM (SELECT pid FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' OFFSET 0) a"},
+	$coord->host, $coord->port);
+($err, $ret, $out) = psql_error($w1, qq{
+	SELECT seq_coordinator_call('cov_echo', ARRAY['before']);
+	$kill_conns
+	SELECT seq_coordinator_call('cov_echo', ARRAY['idle']);}, on_error_stop => 0);
+is($out, "before\nt\nidle", "the coordinator's backend terminated while idle: the next call connects again ($err)");
+
+# A call under another role (SET ROLE) connects again, as that role (the
+# user of the coordinator's newest such connection).
+$coord->safe_psql('postgres', q{CREATE ROLE cov_alice LOGIN;
+	SELECT seq_create('as_super', block_size => 10), seq_create('as_alice', block_size => 10)});
+my $users = sprintf(q{\! psql -X -h '%s' -p %d -d postgres -Atq -c "SELECT usename FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' ORDER BY backend_start DESC LIMIT 1"},
+	$coord->host, $coord->port);
+is($w1->safe_psql('postgres', qq{
+	SELECT seq_next('as_super');
+	$users
+	SET ROLE cov_alice;
+	SELECT seq_next('as_alice');
+	$users}),
+	"1\npostgres\n1\ncov_alice", 'a call under another role: the connection to the coordinator is that role\'s');
 like(psql_error($w1, q{SELECT seq_coordinator_call('cov_fail', '{}')}),
 	qr/ERROR:\s+22023:\s+cov failure\nDETAIL:\s+Cov detail\.\nHINT:\s+Cov hint\.\nCONTEXT:\s+on the citus coordinator/,
 	"the coordinator's error: its SQLSTATE, DETAIL and HINT");
