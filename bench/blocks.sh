@@ -189,8 +189,7 @@ function netpaired(x, y, c,    r, list, s, a, b) {
     }
     return median(list)
 }
-function pass(r, m) { return r >= m ? "PASS" : "FAIL" }
-# PASS or FAIL, and why a goal above the ceiling (SELECT 1 / y) fails
+# PASS or FAIL, and why a goal above the ceiling (SELECT 1 / y; 1e9: none) fails
 function verdict(r, m, ceil) {
     if (r >= m) return "PASS"
     return ceil < m ? sprintf("FAIL: above the ceiling, SELECT 1 is %.2fx", ceil) : "FAIL"
@@ -225,8 +224,8 @@ function ratio(label, x, y, goal, goal8, stmt,    p1, p8, b1, b8, c1, c8, g) {
     if (!stmt || goal == "")
         return
     p1 = netpaired(x, y, 1); p8 = netpaired(x, y, 8)
-    g = sprintf("goal >= %sx: %s (1)%s", goal, pass(p1, goal),
-                goal8 ? sprintf(", %s (8)", pass(p8, goal)) : "")
+    g = sprintf("goal >= %sx: %s (1)%s", goal, verdict(p1, goal, 1e9),
+                goal8 ? sprintf(", %s (8)", verdict(p8, goal, 1e9)) : "")
     printf "%-44s %s %10s  %s %10s  %s\n", "  the same, net of the round trip", times(p1), "", times(p8), "", g
 }
 # one row of net ns per call: x against y, or "below the noise" for y

@@ -7,13 +7,13 @@
  * The coordinator is the node of group 0 in pg_dist_node; a worker
  * connects to it with libpq in the same database, as the current user,
  * with citus.node_conninfo's options; a call under another user (SET ROLE,
- * a SECURITY DEFINER function) connects again, as that user.  Every step is bounded by
- * uidgen.block_timeout: connecting, and each statement (a deadline kept
- * here, statement_timeout and lock_timeout there); a statement whose
- * caller gives a longer bound (seq_drop() and the others, which wait for
- * worker leases on the coordinator) by that bound, statement_timeout set
- * for it and set back at the next call.  The wait is on the
- * socket and the latch, so a cancel is answered at once; a connection
+ * a SECURITY DEFINER function) connects again, as that user.  Every step
+ * is bounded by uidgen.block_timeout: connecting, and each statement (a
+ * deadline kept here, statement_timeout and lock_timeout there); a
+ * statement whose caller gives a longer bound (seq_drop() and the others,
+ * which wait for worker leases on the coordinator) by that bound,
+ * statement_timeout set for it and set back at the next call.  The wait is
+ * on the socket and the latch, so a cancel is answered at once; a connection
  * left mid-statement is closed at the next call.  A host name in
  * pg_dist_node is looked up by libpq without that bound, as Citus's own
  * connections are.  A failure to reach the coordinator closes the
@@ -49,8 +49,8 @@
 static PGconn *conn = NULL;
 static Oid	conn_user = InvalidOid;
 static bool conn_busy = false;
-static bool conn_noticed = false;
-static PGresult *conn_result = NULL;	/* the last result, while they come */	/* a message came (see citusconn_usable) */
+static bool conn_noticed = false;	/* a message came (see citusconn_usable) */
+static PGresult *conn_result = NULL;	/* the last result, while they come */
 static PQnoticeReceiver conn_receiver = NULL;	/* libpq's own */
 static int	conn_timeout = -1;	/* its statement_timeout there; -1: unknown */
 static char coord_where[300] = "";

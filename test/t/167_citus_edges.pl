@@ -121,10 +121,17 @@ like($err, qr/ERROR:\s+08006:\s+the citus coordinator is unreachable.*DETAIL:.*t
 	'the coordinator backend terminated during the call: 08006, its reason in the DETAIL');
 is($out, 'after', "... and the next call in that session connects again ($err)");
 
+# A psql meta-command that runs "sql" on the coordinator from within a
+# worker's session, so that the session keeps its connection meanwhile.
+sub on_coordinator
+{
+	my ($sql) = @_;
+	return sprintf(q{\! psql -X -h '%s' -p %d -d postgres -Atq -c "%s"}, $coord->host, $coord->port, $sql);
+}
+
 # The coordinator's backend terminated while the connection is idle (as a
 # coordinator restart does): the next call notices and connects again.
-my $kill_conns = sprintf(q{\! psql -X -h '%s' -p %d -d postgres -Atq -c "SELECT count(pg_terminate_backend(pid, 5000)) > 0 FROM (SELECT pid FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' OFFSET 0) a"},
-	$coord->host, $coord->port);
+my $kill_conns = on_coordinator(q{SELECT count(pg_terminate_backend(pid, 5000)) > 0 FROM (SELECT pid FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' OFFSET 0) a});
 ($err, $ret, $out) = psql_error($w1, qq{
 	SELECT seq_coordinator_call('cov_echo', ARRAY['before']);
 	$kill_conns
@@ -135,8 +142,7 @@ is($out, "before\nt\nidle", "the coordinator's backend terminated while idle: th
 # user of the coordinator's newest such connection).
 $coord->safe_psql('postgres', q{CREATE ROLE cov_alice LOGIN;
 	SELECT seq_create('as_super', block_size => 10), seq_create('as_alice', block_size => 10)});
-my $users = sprintf(q{\! psql -X -h '%s' -p %d -d postgres -Atq -c "SELECT usename FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' ORDER BY backend_start DESC LIMIT 1"},
-	$coord->host, $coord->port);
+my $users = on_coordinator(q{SELECT usename FROM pg_stat_activity WHERE application_name = 'uidgen citus blocks' ORDER BY backend_start DESC LIMIT 1});
 is($w1->safe_psql('postgres', qq{
 	SELECT seq_next('as_super');
 	$users
