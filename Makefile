@@ -62,14 +62,14 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0.sql sql/$(EXT
 	$(wildcard sql/$(EXTENSION)--*--*.sql)
 
 # pg_regress: the SQL surface, one file per concern (sql/ and expected/)
-REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless blocks_format citus privileges blocks_cov
+REGRESS = setup snowflake uuidv7 uuidv7_core textforms convert blocks blocks_sequence blocks_prefetch blocks_gapless blocks_format blocks_step citus privileges blocks_cov
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # isolation specs (specs/ and expected/)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
 	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
 	blocks_table_lock blocks_gapless_queue convert_concurrent blocks_cov_gapless_drop \
-	blocks_cov_multixact alloc_recreated
+	blocks_cov_multixact alloc_recreated blocks_step_alter blocks_step_gapless
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)

@@ -20,6 +20,10 @@
 # logs once why (with the fix); a restart does not skip again; a skip near max_value
 # exhausts the sequence (2200H) instead of wrapping; pg_dump does not carry
 # the timeline, so a restore on another server does not skip.
+# With steps (issue 22): the skip counts IDs, so a sequence with increment 7
+# skips promotion_skip * 7 values and stays on its lattice, one counting
+# down moves down, and one near either end of bigint is exhausted, without
+# an overflow.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -47,6 +51,11 @@ for my $db (@dbs)
         SELECT seq_create('nxt', block_size => 100);
     });
 }
+# steps (in "postgres" only): increment 7 from 3, and -3 from 0
+$primary->safe_psql('postgres', q{
+    SELECT seq_create('st7', start => 3, increment => 7, block_size => 100);
+    SELECT seq_create('sdn', start => 0, increment => -3, block_size => 100);
+});
 
 # What $node's database $db handed out: n blocks of each of tab and nat,
 # and m values of seq_next('nxt').  { tab => [[first, last], ...], ... }
@@ -221,11 +230,25 @@ for my $db (@dbs)
 {
     record($all{$db}, hand_out($primary, $db, 10, 1000));
 }
+my %steps = map { $_ => [ split /\n/, $primary->safe_psql('postgres',
+    "SELECT seq_next('$_') FROM generate_series(1, 150)") ] } ('st7', 'sdn');
+is("$steps{st7}[0] $steps{st7}[149] $steps{sdn}[0] $steps{sdn}[149]",
+    '3 ' . (3 + 149 * 7) . ' 0 ' . (0 - 149 * 3),
+    'steps: 3, 10, ... and 0, -3, ... before the promotion');
 $primary->wait_for_catchup($s2);
 my %known = map { $_ => next_unused($s2, $_) } @dbs;
 my $log_offset = -s $s2->logfile;
 failover($primary, $s2, \%all);
 check_first($s2, $_, $known{$_}, \%all, 'promotion') for @dbs;
+my $st7 = $s2->safe_psql('postgres', "SELECT seq_next('st7')");
+is($st7, $known{postgres}{st7} + 7 * $skip,
+    "steps: increment 7 skips $skip * 7 values above the standby's next_block_start");
+is(($st7 - 3) % 7, 0, 'steps: and stays on its lattice (3 + 7 k)');
+cmp_ok($known{postgres}{st7}, '>', $steps{st7}[149], 'steps: (the standby had the values handed out)');
+my $sdn = $s2->safe_psql('postgres', "SELECT seq_next('sdn')");
+is($sdn, $known{postgres}{sdn} - 3 * $skip,
+    "steps: increment -3 moves $skip * 3 values down from the standby's next_block_start");
+is((0 - $sdn) % 3, 0, 'steps: and stays on its lattice (-3 k)');
 check_after($s2, \%all, 'default skip', 1);
 my %logged;
 my $log = slurp_file($s2->logfile, $log_offset);
@@ -241,8 +264,12 @@ $s2->safe_psql('postgres', q{
     SELECT seq_create('tab_top', start => 9223372036854000000, block_size => 1000);
     SELECT seq_create('nat_top', start => 9223372036854000000, block_size => 1000,
                       strategy => 'sequence');
+    SELECT seq_create('st_top', start => 9223372036854775807 - 500000000, block_size => 10,
+                      increment => 1000);
+    SELECT seq_create('st_bot', start => -9223372036854775808 + 500000000, block_size => 10,
+                      increment => -1000);
 });
-for my $seq ('tab_max', 'tab_top', 'nat_top')
+for my $seq ('tab_max', 'tab_top', 'nat_top', 'st_top', 'st_bot')
 {
     $s2->safe_psql('postgres', "SELECT * FROM seq_reserve_block('$seq')");
 }
@@ -381,12 +408,19 @@ is(count_in_log($s3, qr/uidgen skipped every block sequence of database "postgre
     1, 'second promotion: logged, from timeline 2 to 3');
 is(timeline_of($s3, 'postgres'), '3', 'second promotion: timeline 3 recorded');
 
-for my $seq ('tab_max', 'tab_top', 'nat_top')
+for my $seq ('tab_max', 'tab_top', 'nat_top', 'st_top', 'st_bot')
 {
     like(psql_error($s3, "SELECT * FROM seq_reserve_block('$seq')"),
-        qr/ERROR:  2200H: block sequence "$seq" has reached its maximum value/,
+        qr/ERROR:  2200H: block sequence "$seq" has reached its (maximum|minimum) value/,
         "$seq: exhausted by the skip (2200H)");
 }
+is($s3->safe_psql('postgres', q{
+    SELECT string_agg(name || ' ' || exhausted, ', ' ORDER BY name)
+    FROM id_sequences WHERE name IN ('st_top', 'st_bot')}),
+    'st_bot true, st_top true',
+    'steps: a skip of 1000 * 1000000 past either end of bigint exhausts, without an overflow');
+is(count_in_log($s3, qr/bigint out of range|overflow/, $log_offset), 0,
+    'steps: no overflow logged');
 is( $s3->safe_psql('postgres', q{
     SELECT string_agg(name || ' ' || next_block_start || ' ' || exhausted || ' '
                       || seq_next_unused(s), ', ' ORDER BY name)

@@ -12,6 +12,10 @@
 #    uidgen.allocator_idle_timeout, and its allocator leaves then.  A kill -9
 #    where seq_advance() has freed the cache entry and not yet moved the row
 #    back hands nothing out twice.
+# 2b. Counting down (increment -3) as counting up (increment 3): the shared
+#    cache asks for its next range once about 10% of the current one is
+#    used, not when it is empty: reserved_ahead grows while most of the
+#    current range is still held.
 # 3. Synchronous replication: the commit of every refill is waited for, so
 #    a synchronous standby promoted with uidgen.promotion_skip = 0 (no skip
 #    to hide a loss) hands out nothing the old primary handed out before it
@@ -121,6 +125,40 @@ push @got, @after, ranges_of(client_lines($clients));
 @after = @{ seq_blocks($node, 'postgres', 'pf', 20) };
 is(range_overlap(\@got, \@after), 0,
 	'kill -9 after seq_advance() freed the cache entry: no ID handed out twice');
+
+######## 2b. the refill is asked for early, in both directions
+# (idle release out of the way: the entries must stay while polled)
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET uidgen.allocator_idle_timeout = '600s';
+	SELECT pg_reload_conf();
+	SELECT seq_create('up3', start => 1, increment => 3, block_size => 100);
+	SELECT seq_create('dn3', start => -1, increment => -3, block_size => 100);
+});
+for my $name ('up3', 'dn3')
+{
+	# the first range, and what it holds once the first value is carved
+	$node->safe_psql('postgres', "SELECT seq_next('$name')");
+	my $held = $node->safe_psql('postgres',
+		"SELECT reserved_ahead FROM id_sequences_prefetch WHERE name = '$name'");
+	cmp_ok($held, '>=', 19, "$name: the first range holds $held values ahead");
+	# 15% of the range used, then no more
+	my $draw = int(($held + 1) * 0.15);
+	$node->safe_psql('postgres',
+		"SELECT count(seq_next('$name')) FROM generate_series(1, $draw)");
+	my $left = $held - $draw;
+	ok($node->poll_query_until('postgres', qq{
+		SELECT reserved_ahead > $left FROM id_sequences_prefetch WHERE name = '$name'}),
+		"$name: after $draw of " . ($held + 1) . " values, the next range is added before this one is used up");
+	is($node->safe_psql('postgres', qq{
+		SELECT p.next_id || ' ' || (p.next_id + p.reserved_ahead * s.increment = p.next_block_start)
+		  FROM id_sequences_prefetch p JOIN id_sequences s USING (name) WHERE name = '$name'}),
+		($name eq 'up3' ? 1 + 3 * ($draw + 1) : -1 - 3 * ($draw + 1)) . ' true',
+		"$name: next_id is the next value, and next_id + reserved_ahead * increment = next_block_start");
+}
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET uidgen.allocator_idle_timeout;
+	SELECT pg_reload_conf();
+});
 
 ######## 3. synchronous replication loses no refill
 $node->backup('b');

@@ -12,6 +12,10 @@
 #    gives the in-flight range back too, so it does not count it as handed
 #    out: lowering max_value above the IDs really handed out is accepted,
 #    and the sequence goes on right after them.
+# 3. The same give-back with a step: a sequence with increment 5, and one
+#    with increment -5, each with a refill in flight: seq_advance(name, past)
+#    with past not beyond the next value returns exactly the next value not
+#    handed out, next_block_start equals it, and seq_next() goes on there.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -99,5 +103,38 @@ $seen{$_}++ for (1, @drawn);
 is(scalar(keys %seen), 150, '150 distinct IDs up to max_value');
 my $exhausted = psql_error($node, q{SELECT seq_next('fl')});
 like($exhausted, qr/2200H/, 'the 151st gets 2200H');
+
+######## 3. the give-back with a step, a refill in flight
+# (seq_advance(name, past) with past on the near side of the next value
+# changes nothing but gives back what the cache holds)
+for my $case ([ 'st5', 2, 5, 0 ], [ 'stm5', -2, -5, 0 ])
+{
+	my ($name, $start, $inc, $past) = @$case;
+	$node->safe_psql('postgres',
+		"SELECT seq_create('$name', start => $start, increment => $inc, block_size => 100)");
+	is($node->safe_psql('postgres', "SELECT seq_next('$name')"), $start, "$name: the first value");
+	$offset = -s $node->logfile;
+	set_crash_point($node, 'alloc-after-commit', 'wait');
+	usleep(500_000);
+	my @got = ($start, split /\n/, $node->safe_psql('postgres',
+		"SELECT seq_next('$name') FROM generate_series(1, 20)"));
+	is_deeply(\@got, [ map { $start + $_ * $inc } 0 .. 20 ], "$name: 21 values, by $inc");
+	ok(wait_for_log($node, qr/crash point "alloc-after-commit" reached/, $offset),
+		"$name: the refill is committed and held before the cache gets it");
+	my $next = $start + 21 * $inc;
+	is($node->safe_psql('postgres', "SELECT seq_advance('$name', $past)"), $next,
+		"$name: seq_advance() returns exactly the next value not handed out ($next)");
+	is($node->safe_psql('postgres',
+		"SELECT next_block_start FROM id_sequences WHERE name = '$name'"), $next,
+		"$name: next_block_start is that value (the range in flight given back too)");
+	disarm_crash_point($node);
+	append_to_file($node->data_dir . '/uidgen.crash_release', '');
+	ok(wait_for_log($node, qr/crash point "alloc-after-commit" released/, $offset),
+		"$name: the allocator goes on");
+	unlink $node->data_dir . '/uidgen.crash_release';
+	is($node->safe_psql('postgres',
+		"SELECT string_agg(seq_next('$name')::text, ',') FROM generate_series(1, 3)"),
+		join(',', map { $next + $_ * $inc } 0 .. 2), "$name: seq_next() goes on from there");
+}
 
 done_testing();

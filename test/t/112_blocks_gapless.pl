@@ -8,6 +8,8 @@
 # 2. The same while the server is killed with kill -9: after crash
 #    recovery, every number whose commit was acknowledged is there, the
 #    committed numbers are exactly 1..M, and the next number is M + 1.
+#    Also for a sequence with increment 3 (start 5), used at the same time:
+#    exactly 5, 8, ..., 5 + 3 (M - 1), and the next number is 5 + 3 M.
 # 3. A promotion does not skip a gapless sequence (a sequence of strategy
 #    'table' in the same database does): the promoted standby goes on from
 #    the last number it received.  Nor does the skip wait for a caller that
@@ -25,6 +27,8 @@ my $node = uidgen_node('gapless', init => { allows_streaming => 1 },
 $node->safe_psql('postgres', q{
     SELECT seq_create('inv', strategy => 'gapless', block_size => 3);
     CREATE TABLE invoices (n bigint PRIMARY KEY);
+    SELECT seq_create('inv3', strategy => 'gapless', block_size => 3, start => 5, increment => 3);
+    CREATE TABLE invoices3 (n bigint PRIMARY KEY);
 });
 
 # A client's script: $count transactions, each taking one number or a
@@ -33,19 +37,22 @@ $node->safe_psql('postgres', q{
 # printed before an "ack" are the acknowledged ones.
 sub client_script
 {
-    my ($count) = @_;
+    my ($count, $seq, $table) = @_;
+    $seq //= 'inv';
+    $table //= 'invoices';
+    my $step = $seq eq 'inv3' ? 3 : 1;
     my $sql = '';
     for (1 .. $count)
     {
         $sql .= "BEGIN;\n";
         if (rand() < 0.5)
         {
-            $sql .= "INSERT INTO invoices SELECT seq_next('inv') RETURNING n;\n";
+            $sql .= "INSERT INTO $table SELECT seq_next('$seq') RETURNING n;\n";
         }
         else
         {
-            $sql .= "INSERT INTO invoices SELECT generate_series(first_id, last_id)"
-              . " FROM seq_reserve_block('inv') RETURNING n;\n";
+            $sql .= "INSERT INTO $table SELECT generate_series(first_id, last_id, $step)"
+              . " FROM seq_reserve_block('$seq') RETURNING n;\n";
         }
         $sql .= rand() < 1 / 3 ? "ROLLBACK;\n\\echo rb\n" : "COMMIT;\n\\echo ack\n";
     }
@@ -74,12 +81,14 @@ sub acknowledged
 # sequence's next_block_start.
 sub committed
 {
-    my ($n) = @_;
-    return $n->safe_psql('postgres', q{
+    my ($n, $seq, $table) = @_;
+    $seq //= 'inv';
+    $table //= 'invoices';
+    return $n->safe_psql('postgres', qq{
         SELECT count(*) || ' ' || coalesce(min(n), 0) || ' ' || coalesce(max(n), 0)
                || ' ' || count(DISTINCT n) || ' ' ||
-               (SELECT next_block_start FROM id_sequences WHERE name = 'inv')
-          FROM invoices});
+               (SELECT next_block_start FROM id_sequences WHERE name = '$seq')
+          FROM $table});
 }
 
 # 1. Random rollbacks.
@@ -93,12 +102,26 @@ is("$min $max $distinct $next", "1 $count $count " . ($count + 1),
 my @acked = acknowledged($clients);
 is(scalar(@acked), $count, 'part 1: every committed number was acknowledged to its client');
 
-# 2. kill -9 while clients take numbers.
-$clients = start_clients($node, map { client_script(100000) } 1 .. 4);
+# 2. kill -9 while clients take numbers (the last two from inv3, by 3).
+$clients = start_clients($node, (map { client_script(100000) } 1 .. 4),
+    (map { client_script(100000, 'inv3', 'invoices3') } 1 .. 2));
 ok(wait_for_lines(150, map { $_->{out} } @$clients), 'part 2: the clients are taking numbers');
 kill9_and_wait($node);
 stop_clients($clients, 60);
 $node->start;
+my @clients3 = splice(@$clients, 4);
+my @acked3 = acknowledged(\@clients3);
+cmp_ok(scalar(@acked3), '>', 50, scalar(@acked3) . ' numbers by 3 acknowledged before the crash');
+is($node->safe_psql('postgres',
+    'SELECT count(*) FROM invoices3 WHERE n IN (' . join(',', @acked3) . ')'), scalar(@acked3),
+    'part 2, increment 3: every acknowledged number is committed after recovery');
+($count, $min, $max, $distinct, $next) = split / /, committed($node, 'inv3', 'invoices3');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM invoices3 WHERE (n - 5) % 3 <> 0'), '0',
+    'part 2, increment 3: every committed number is 5 + 3 k');
+is("$min $max $distinct $next", '5 ' . (5 + 3 * ($count - 1)) . " $count " . (5 + 3 * $count),
+    "part 2, increment 3: the committed numbers are exactly 5, 8, ..., 5 + 3 (M - 1) (M = $count) after recovery");
+is($node->safe_psql('postgres', q{INSERT INTO invoices3 SELECT seq_next('inv3') RETURNING n}),
+    5 + 3 * $count, 'part 2, increment 3: the next number is 5 + 3 M');
 @acked = acknowledged($clients);
 cmp_ok(scalar(@acked), '>', 150, scalar(@acked) . ' numbers acknowledged before the crash');
 my $present = $node->safe_psql('postgres',

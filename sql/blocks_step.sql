@@ -1,0 +1,233 @@
+-- Steps and direction of block sequences (issue 22, part 1): seq_create(...,
+-- increment, min_value), the values start, start + increment, ... up to
+-- max_value (ascending) or down to min_value (descending), exhaustion near
+-- both ends of bigint without an overflow, seq_alter(), seq_advance() on
+-- the lattice, gapless, the prefetch view, and every error.
+
+-- err(sql): 'ok', or the SQLSTATE and message of the error it raised
+CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END
+$$;
+
+-- The new columns, their defaults and constraints
+SELECT attname, format_type(atttypid, atttypmod), attnotnull,
+       pg_get_expr(d.adbin, d.adrelid) AS default
+  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE attrelid = 'id_sequences'::regclass AND attname IN ('increment', 'min_value')
+ ORDER BY attnum;
+SELECT conname, pg_get_constraintdef(oid)
+  FROM pg_constraint
+ WHERE conrelid = 'id_sequences'::regclass
+   AND conname IN ('id_sequences_increment_check', 'id_sequences_format_sign_check')
+ ORDER BY conname;
+
+-- increment 10: 1, 11, 21; a block of 3 is 31..51; seq_next() goes on at 61
+SELECT seq_create('st_ten', increment => 10);
+SELECT name, next_block_start, increment, min_value FROM id_sequences WHERE name = 'st_ten';
+SELECT seq_next('st_ten'), seq_next('st_ten'), seq_next('st_ten');
+SELECT * FROM seq_reserve_block('st_ten', 3);
+SELECT seq_next('st_ten');
+-- a whole block (block_size values): 71 .. 71 + 999 * 10
+SELECT * FROM seq_reserve_block('st_ten');
+SELECT seq_next('st_ten');
+-- given back (seq_advance() below the next value): next_block_start is the
+-- next value not handed out
+SELECT seq_advance('st_ten', 0);
+SELECT next_block_start, seq_next_unused(s) FROM id_sequences s WHERE name = 'st_ten';
+
+-- id_sequences_prefetch: next_id + reserved_ahead * increment =
+-- next_block_start, ascending and descending (once a refill that may be
+-- under way is stored)
+SELECT seq_create('st_pf5', start => 3, increment => 5, block_size => 100);
+SELECT seq_create('st_pfd', start => 1000000, increment => -3, block_size => 100);
+SELECT seq_next('st_pf5'), seq_next('st_pf5'), seq_next('st_pfd'), seq_next('st_pfd');
+DO $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN (SELECT bool_and(p.next_id + p.reserved_ahead * s.increment = p.next_block_start)
+                     FROM id_sequences_prefetch p JOIN id_sequences s USING (name)
+                    WHERE name IN ('st_pf5', 'st_pfd'));
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END
+$$;
+SELECT name, p.next_id, p.reserved_ahead > 0 AS holds_ahead,
+       p.next_id + p.reserved_ahead * s.increment = p.next_block_start AS adds_up
+  FROM id_sequences_prefetch p JOIN id_sequences s USING (name)
+ WHERE name IN ('st_pf5', 'st_pfd') ORDER BY name;
+
+-- descending: 100, 93, 86, then 2200H (min_value 86)
+SELECT seq_create('st_down', start => 100, increment => -7, min_value => 86);
+SELECT seq_next('st_down'), seq_next('st_down'), seq_next('st_down');
+SELECT pg_temp.err($$SELECT seq_next('st_down')$$);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_down', 1)$$);
+SELECT exhausted FROM id_sequences WHERE name = 'st_down';
+-- min_value above the last value handed out (86): 22023
+SELECT pg_temp.err($$SELECT seq_alter('st_down', min_value => 87)$$);
+-- min_value lowered: no longer exhausted, it goes on at 79
+SELECT seq_alter('st_down', min_value => 72);
+SELECT exhausted FROM id_sequences WHERE name = 'st_down';
+SELECT * FROM seq_reserve_block('st_down', 2);
+SELECT pg_temp.err($$SELECT seq_next('st_down')$$);
+-- a block that does not fit is refused whole
+SELECT seq_create('st_down2', start => 100, increment => -7, min_value => 86);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_down2', 4)$$);
+SELECT seq_alter('st_down2', min_value => 86);
+SELECT * FROM seq_reserve_block('st_down2', 3);
+
+-- near the top of bigint: the last value is 9223372036854775807 - 1000000000
+-- (the values up to it), then 2200H, no overflow
+SELECT seq_create('st_top', start => 9223372036854775807 - 3000000000, increment => 1000000000);
+SELECT seq_next('st_top');
+SELECT seq_next('st_top');
+SELECT seq_next('st_top');
+SELECT pg_temp.err($$SELECT seq_next('st_top')$$);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_top', 1)$$);
+-- a block of 3 from the same start: exactly the three values; of 4: 2200H
+SELECT seq_create('st_top3', start => 9223372036854775807 - 3000000000, increment => 1000000000);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_top3', 4)$$);
+SELECT seq_alter('st_top3', max_value => 9223372036854775807);
+SELECT * FROM seq_reserve_block('st_top3', 3);
+SELECT pg_temp.err($$SELECT seq_next('st_top3')$$);
+-- a start within the increment of the top: 22023
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 9223372036854775807 - 999999999, increment => 1000000000)$$);
+SELECT seq_create('st_top1', start => 9223372036854775807 - 1000000000, increment => 1000000000);
+SELECT seq_next('st_top1');
+SELECT pg_temp.err($$SELECT seq_next('st_top1')$$);
+
+-- the mirror near the bottom of bigint
+SELECT seq_create('st_bot', start => -9223372036854775808 + 3000000000, increment => -1000000000);
+SELECT seq_next('st_bot');
+SELECT seq_next('st_bot');
+SELECT seq_next('st_bot');
+SELECT pg_temp.err($$SELECT seq_next('st_bot')$$);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_bot', 1)$$);
+SELECT seq_create('st_bot3', start => -9223372036854775808 + 3000000000, increment => -1000000000);
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_bot3', 4)$$);
+SELECT seq_alter('st_bot3', min_value => -9223372036854775808);
+SELECT * FROM seq_reserve_block('st_bot3', 3);
+SELECT pg_temp.err($$SELECT seq_next('st_bot3')$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => -9223372036854775808 + 999999999, increment => -1000000000)$$);
+-- gapless near the top, too
+SELECT seq_create('st_topg', start => 9223372036854775807 - 2000000000, increment => 1000000000,
+                  strategy => 'gapless');
+SELECT seq_next('st_topg'), seq_next('st_topg');
+SELECT pg_temp.err($$SELECT seq_next('st_topg')$$);
+
+-- seq_alter(increment => 5) after 1, 2, 3: from the next value not handed
+-- out (4), then by 5
+SELECT seq_create('st_alt', block_size => 10);
+SELECT seq_next('st_alt'), seq_next('st_alt'), seq_next('st_alt');
+SELECT seq_alter('st_alt', increment => 5);
+SELECT increment FROM id_sequences WHERE name = 'st_alt';
+SELECT seq_next('st_alt'), seq_next('st_alt'), seq_next('st_alt');
+SELECT * FROM seq_reserve_block('st_alt', 2);
+-- the direction is fixed: a change of sign is 22023
+SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => -5)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_down', increment => 1)$$);
+-- a descending one changes its step (same sign)
+SELECT seq_create('st_dalt', start => 0, increment => -1, block_size => 10);
+SELECT seq_next('st_dalt'), seq_next('st_dalt');
+SELECT seq_alter('st_dalt', increment => -100);
+SELECT seq_next('st_dalt'), seq_next('st_dalt');
+SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 0)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 1000000001)$$);
+
+-- strategy 'sequence': only increment 1, at creation and in seq_alter()
+SELECT pg_temp.err($$SELECT seq_create('st_nat3', strategy => 'sequence', increment => 3)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_natd', strategy => 'sequence', start => 100, increment => -1)$$);
+SELECT seq_create('st_nat', strategy => 'sequence', block_size => 10);
+SELECT pg_temp.err($$SELECT seq_alter('st_nat', increment => 3)$$);
+SELECT count(*) FROM id_sequences WHERE name IN ('st_nat3', 'st_natd');
+
+-- seq_advance() keeps the lattice: ascending, start 1, increment 10
+SELECT seq_create('st_adv', increment => 10, max_value => 1000);
+SELECT seq_next('st_adv');
+-- past 35, the next value not handed out being 11: the first value above 35
+SELECT seq_advance('st_adv', 35);
+SELECT seq_next('st_adv');
+-- past below the next value (51): unchanged
+SELECT seq_advance('st_adv', 41);
+-- past on the next value: the one after it
+SELECT seq_advance('st_adv', 51);
+-- past just below a lattice value: that value
+SELECT seq_advance('st_adv', 70);
+SELECT seq_next('st_adv');
+-- past max_value, or on it: 22023
+SELECT pg_temp.err($$SELECT seq_advance('st_adv', 1000)$$);
+SELECT pg_temp.err($$SELECT seq_advance('st_adv', 5000)$$);
+-- past below max_value, its next lattice value above it: exhausted, nothing
+-- above max_value is handed out
+SELECT seq_advance('st_adv', 995);
+SELECT pg_temp.err($$SELECT seq_next('st_adv')$$);
+-- descending: start 0, increment -10, min_value -1000
+SELECT seq_create('st_dadv', start => 0, increment => -10, min_value => -1000);
+SELECT seq_next('st_dadv');
+SELECT seq_advance('st_dadv', -35);
+SELECT seq_next('st_dadv');
+SELECT seq_advance('st_dadv', -20);
+SELECT seq_advance('st_dadv', -50);
+SELECT seq_advance('st_dadv', -61);
+SELECT seq_next('st_dadv');
+SELECT pg_temp.err($$SELECT seq_advance('st_dadv', -1000)$$);
+SELECT pg_temp.err($$SELECT seq_advance('st_dadv', -5000)$$);
+SELECT seq_advance('st_dadv', -995);
+SELECT pg_temp.err($$SELECT seq_next('st_dadv')$$);
+
+-- gapless, increment -2: a block of 3, then seq_next(), in the caller's
+-- transaction (a rollback gives the numbers back)
+SELECT seq_create('st_gl', start => 10, increment => -2, min_value => 0, strategy => 'gapless');
+SELECT * FROM seq_reserve_block('st_gl', 3);
+SELECT seq_next('st_gl');
+BEGIN;
+SELECT seq_next('st_gl');
+ROLLBACK;
+SELECT seq_next('st_gl');
+SELECT seq_next('st_gl');
+SELECT pg_temp.err($$SELECT seq_next('st_gl')$$);
+SELECT next_block_start, exhausted FROM id_sequences WHERE name = 'st_gl';
+SELECT seq_advance('st_gl', 0);
+
+-- formats: a descending sequence needs min_value >= 0
+SELECT pg_temp.err($$SELECT seq_create('st_fmt', start => 100, increment => -1, format => 'N{n}')$$);
+SELECT seq_create('st_fmt', start => 12, increment => -5, min_value => 0, format => 'N{n:3}');
+SELECT seq_next_text('st_fmt'), seq_next_text('st_fmt'), seq_next_text('st_fmt');
+SELECT pg_temp.err($$SELECT seq_next_text('st_fmt')$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_dalt', format => 'N{n}')$$);
+SELECT pg_temp.err($$UPDATE id_sequences SET min_value = -1 WHERE name = 'st_fmt'$$);
+
+-- the arguments
+SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => 0)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => 1000000001)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => -1000000001)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => NULL)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', min_value => NULL)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, increment => -1, min_value => 6)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, min_value => 10, max_value => 9)$$);
+SELECT count(*) FROM id_sequences WHERE name = 'st_bad';
+SELECT seq_create('st_max', increment => 1000000000);
+SELECT seq_create('st_min', increment => -1000000000);
+SELECT seq_next('st_max'), seq_next('st_max'), seq_next('st_min'), seq_next('st_min');
+-- by hand: the CHECK constraint (23514)
+SELECT pg_temp.err($$UPDATE id_sequences SET increment = 0 WHERE name = 'st_ten'$$);
+SELECT pg_temp.err($$UPDATE id_sequences SET increment = 1000000001 WHERE name = 'st_ten'$$);
+-- a row inserted without the new columns: increment 1, min_value -2^63
+INSERT INTO id_sequences (name, next_block_start, block_size, max_value) VALUES ('st_old', 5, 10, 100);
+SELECT increment, min_value FROM id_sequences WHERE name = 'st_old';
+SELECT seq_next('st_old'), seq_next('st_old');
+
+DO $$
+DECLARE
+    n text;
+BEGIN
+    FOR n IN SELECT name FROM id_sequences WHERE name LIKE 'st\_%' LOOP
+        PERFORM seq_drop(n);
+    END LOOP;
+END
+$$;
+SELECT count(*) FROM id_sequences WHERE name LIKE 'st\_%';
