@@ -174,10 +174,14 @@ SELECT seq_advance('st_dadv', -20);
 SELECT seq_advance('st_dadv', -50);
 SELECT seq_advance('st_dadv', -61);
 SELECT seq_next('st_dadv');
+-- past above min_value, its next lattice value on min_value: handed out,
+-- then 2200H
+SELECT seq_advance('st_dadv', -995);
+SELECT seq_next('st_dadv');
+SELECT pg_temp.err($$SELECT seq_next('st_dadv')$$);
+-- past min_value, or on it: 22023
 SELECT pg_temp.err($$SELECT seq_advance('st_dadv', -1000)$$);
 SELECT pg_temp.err($$SELECT seq_advance('st_dadv', -5000)$$);
-SELECT seq_advance('st_dadv', -995);
-SELECT pg_temp.err($$SELECT seq_next('st_dadv')$$);
 
 -- gapless, increment -2: a block of 3, then seq_next(), in the caller's
 -- transaction (a rollback gives the numbers back)
@@ -191,14 +195,34 @@ SELECT seq_next('st_gl');
 SELECT seq_next('st_gl');
 SELECT pg_temp.err($$SELECT seq_next('st_gl')$$);
 SELECT next_block_start, exhausted FROM id_sequences WHERE name = 'st_gl';
-SELECT seq_advance('st_gl', 0);
+SELECT seq_alter('st_gl', min_value => -4);
+SELECT seq_next('st_gl'), seq_next('st_gl');
+SELECT pg_temp.err($$SELECT seq_next('st_gl')$$);
+-- seq_advance() in the caller's transaction, on the lattice
+SELECT seq_alter('st_gl', min_value => -100);
+BEGIN;
+SELECT seq_advance('st_gl', -11);
+SELECT seq_next('st_gl');
+ROLLBACK;
+SELECT seq_next('st_gl');
+SELECT seq_advance('st_gl', -11);
+SELECT seq_next('st_gl');
 
 -- formats: a descending sequence needs min_value >= 0
 SELECT pg_temp.err($$SELECT seq_create('st_fmt', start => 100, increment => -1, format => 'N{n}')$$);
-SELECT seq_create('st_fmt', start => 12, increment => -5, min_value => 0, format => 'N{n:3}');
+SELECT seq_create('st_fmt', start => 12, increment => -5, min_value => 0, max_value => 999,
+                  format => 'N{n:3}');
 SELECT seq_next_text('st_fmt'), seq_next_text('st_fmt'), seq_next_text('st_fmt');
 SELECT pg_temp.err($$SELECT seq_next_text('st_fmt')$$);
+-- a format for a descending one that may go below 0 (its next number is
+-- positive, its min_value not): 22023; with min_value 0: accepted
+SELECT seq_create('st_fmd', start => 50, increment => -1);
+SELECT pg_temp.err($$SELECT seq_alter('st_fmd', format => 'N{n}')$$);
+SELECT seq_alter('st_fmd', format => 'N{n}', min_value => 0);
+SELECT seq_next_text('st_fmd'), seq_next_text('st_fmd');
+SELECT pg_temp.err($$SELECT seq_alter('st_fmd', min_value => -1)$$);
 SELECT pg_temp.err($$SELECT seq_alter('st_dalt', format => 'N{n}')$$);
+-- by hand: the CHECK constraint (23514)
 SELECT pg_temp.err($$UPDATE id_sequences SET min_value = -1 WHERE name = 'st_fmt'$$);
 
 -- the arguments
