@@ -64,6 +64,18 @@ is($gaps, 0, 'a statement drawing for longer than allocator_idle_timeout keeps i
 ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM seq_prefetched()}),
 	'once the statement is over, its entry is released as idle');
 
+# Disarm "alloc-after-commit" and let the allocator held there go on
+# (checked in the log from byte $offset on, as test $what).
+sub release_allocator
+{
+	my ($offset, $what) = @_;
+	disarm_crash_point($node);
+	append_to_file($node->data_dir . '/uidgen.crash_release', '');
+	ok(wait_for_log($node, qr/crash point "alloc-after-commit" released/, $offset), $what);
+	unlink $node->data_dir . '/uidgen.crash_release';
+	return;
+}
+
 ######## 2. seq_alter() with a refill in flight
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM SET uidgen.allocator_idle_timeout = '60s';
@@ -90,11 +102,7 @@ is($rc, 0, 'seq_alter() lowers max_value above the IDs handed out (21), below th
 is($node->safe_psql('postgres',
 	q{SELECT next_block_start FROM id_sequences WHERE name = 'fl'}), '22',
 	'the range in flight went back to the row with the rest of the current one');
-disarm_crash_point($node);
-append_to_file($node->data_dir . '/uidgen.crash_release', '');
-ok(wait_for_log($node, qr/crash point "alloc-after-commit" released/, $offset),
-	'the allocator goes on');
-unlink $node->data_dir . '/uidgen.crash_release';
+release_allocator($offset, 'the allocator goes on');
 push @drawn, split /\n/, $node->safe_psql('postgres',
 	q{SELECT seq_next('fl') FROM generate_series(1, 129)});
 is($drawn[20], '22', 'the sequence goes on right after the IDs handed out');
@@ -127,11 +135,7 @@ for my $case ([ 'st5', 2, 5, 0 ], [ 'stm5', -2, -5, 0 ])
 	is($node->safe_psql('postgres',
 		"SELECT next_block_start FROM id_sequences WHERE name = '$name'"), $next,
 		"$name: next_block_start is that value (the range in flight given back too)");
-	disarm_crash_point($node);
-	append_to_file($node->data_dir . '/uidgen.crash_release', '');
-	ok(wait_for_log($node, qr/crash point "alloc-after-commit" released/, $offset),
-		"$name: the allocator goes on");
-	unlink $node->data_dir . '/uidgen.crash_release';
+	release_allocator($offset, "$name: the allocator goes on");
 	is($node->safe_psql('postgres',
 		"SELECT string_agg(seq_next('$name')::text, ',') FROM generate_series(1, 3)"),
 		join(',', map { $next + $_ * $inc } 0 .. 2), "$name: seq_next() goes on from there");
