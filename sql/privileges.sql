@@ -5,8 +5,8 @@
 -- superuser; neither writes id_sequences directly.
 CREATE ROLE regress_uidgen_app;
 CREATE ROLE regress_uidgen_migrator;
-GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text),
-    seq_alter(text, integer, bigint, text), seq_advance(text, bigint), seq_drop(text)
+GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+    seq_alter(text, integer, bigint, text, bigint, bigint), seq_advance(text, bigint), seq_drop(text)
     TO regress_uidgen_migrator;
 
 -- The migrations role creates, alters and advances a sequence
@@ -35,8 +35,8 @@ RESET ROLE;
 SET ROLE regress_uidgen_migrator;
 SELECT seq_drop('priv_orders');
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text),
-    seq_alter(text, integer, bigint, text), seq_advance(text, bigint), seq_drop(text)
+REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+    seq_alter(text, integer, bigint, text, bigint, bigint), seq_advance(text, bigint), seq_drop(text)
     FROM regress_uidgen_migrator;
 DROP ROLE regress_uidgen_app;
 DROP ROLE regress_uidgen_migrator;

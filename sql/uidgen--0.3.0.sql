@@ -270,7 +270,9 @@ CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            max_value bigint DEFAULT 9223372036854775807,
                            strategy text DEFAULT 'table',
                            format text DEFAULT NULL,
-                           time_zone text DEFAULT 'UTC')
+                           time_zone text DEFAULT 'UTC',
+                           increment bigint DEFAULT 1,
+                           min_value bigint DEFAULT -9223372036854775808)
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -280,7 +282,8 @@ DECLARE
     seq regclass;
 BEGIN
     IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
-       OR strategy IS NULL OR time_zone IS NULL THEN
+       OR strategy IS NULL OR time_zone IS NULL OR increment IS NULL
+       OR min_value IS NULL THEN
         RAISE EXCEPTION 'arguments of seq_create() other than format must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -292,11 +295,17 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('start is %s; formatted numbers must not be negative.', start);
     END IF;
+    IF format IS NOT NULL AND increment < 0 AND min_value < 0 THEN
+        RAISE EXCEPTION 'a block sequence with a format counting down must not go below 0'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('min_value is %s; formatted numbers must not be negative.', min_value),
+                  HINT = 'Give it min_value => 0 or above.';
+    END IF;
     -- a Citus worker: the coordinator's sequences (Citus section below)
     IF @extschema@.seq_on_coordinator() THEN
         PERFORM @extschema@.seq_coordinator_call('seq_create',
             ARRAY[name, start::text, block_size::text, max_value::text, strategy,
-                  format, time_zone]);
+                  format, time_zone, increment::text, min_value::text]);
         RETURN;
     END IF;
     IF name = '' THEN
@@ -313,11 +322,35 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('The value given was %s.', block_size);
     END IF;
-    IF start > max_value OR start = 9223372036854775807 THEN
+    -- steps and direction (section at the end)
+    IF increment = 0 OR abs(increment::numeric) > 1000000000 THEN
+        RAISE EXCEPTION 'increment must not be 0 and at most 1000000000 in absolute value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', increment);
+    END IF;
+    IF min_value > max_value THEN
+        RAISE EXCEPTION 'min_value must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('min_value is %s and max_value is %s.', min_value, max_value);
+    END IF;
+    IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
         RAISE EXCEPTION 'start must not be greater than max_value'
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and max_value is %s; the ID 9223372036854775807 is never issued.',
-                                  start, max_value);
+                  DETAIL = format('start is %s and max_value is %s; with increment %s no ID is issued above %s.',
+                                  start, max_value, increment,
+                                  least(max_value::numeric, 9223372036854775807 - increment::numeric));
+    END IF;
+    IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+        RAISE EXCEPTION 'start must not be less than min_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and min_value is %s; with increment %s no ID is issued below %s.',
+                                  start, min_value, increment,
+                                  greatest(min_value::numeric, -9223372036854775808 - increment::numeric));
+    END IF;
+    IF strategy = 'sequence' AND increment <> 1 THEN
+        RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use strategy "table" or "gapless" for a sequence with a step or counting down.';
     END IF;
     IF strategy NOT IN ('table', 'sequence', 'gapless') THEN
         RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
@@ -333,9 +366,11 @@ BEGIN
         seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
     END IF;
     INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
-                                               strategy, sequence, format, time_zone)
+                                               strategy, sequence, format, time_zone,
+                                               increment, min_value)
         VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
-                seq_create.strategy, seq, seq_create.format, seq_create.time_zone);
+                seq_create.strategy, seq, seq_create.format, seq_create.time_zone,
+                seq_create.increment, seq_create.min_value);
 EXCEPTION
     -- the row, or the native sequence of a row, exists
     WHEN unique_violation OR duplicate_table THEN
@@ -391,7 +426,7 @@ BEGIN
     -- serves nothing it cached before the change; the IDs prefetched and
     -- not handed out go back to the row (block prefetch, strategy 'table')
     back := @extschema@.seq_unprefetch(cur.name, cur.next_block_start);
-    IF cur.strategy = 'table' AND back < cur.next_block_start THEN
+    IF cur.strategy = 'table' AND back <> cur.next_block_start THEN
         UPDATE @extschema@.id_sequences AS s SET next_block_start = back
             WHERE s.name = seq_lock_row.name;
         cur.next_block_start := back;
@@ -416,15 +451,20 @@ SELECT CASE WHEN cur.strategy = 'sequence'
             ELSE cur.next_block_start END
 $$;
 
--- Changes the block size, max_value and/or format (NULL: unchanged; format
--- '': none).  max_value cannot go below an ID already handed out; setting
--- it clears exhausted.  A new format applies to the numbers formatted from
--- then on; texts formatted before are the caller's and stay as they are.
--- The block size of strategy 'sequence' is its native sequence's
--- increment, which cannot change safely (ALTER SEQUENCE is transactional,
--- the sequence's position is not): refused.
+-- Changes the block size, max_value, format, increment and/or min_value
+-- (NULL: unchanged; format '': none).  The far bound (max_value counting
+-- up, min_value counting down) cannot pass an ID already handed out;
+-- setting a bound or the increment clears exhausted.  A new increment
+-- applies from the next ID not handed out on; its sign, the direction, is
+-- fixed (counting the other way would hand out IDs again).  A new format
+-- applies to the numbers formatted from then on; texts formatted before
+-- are the caller's and stay as they are.  The block size of strategy
+-- 'sequence' is its native sequence's increment, which cannot change
+-- safely (ALTER SEQUENCE is transactional, the sequence's position is
+-- not): refused, as is an increment for it.
 CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
-                          max_value bigint DEFAULT NULL, format text DEFAULT NULL)
+                          max_value bigint DEFAULT NULL, format text DEFAULT NULL,
+                          increment bigint DEFAULT NULL, min_value bigint DEFAULT NULL)
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -432,6 +472,8 @@ CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
 DECLARE
     cur @extschema@.id_sequences;
     next_unused numeric;
+    last_used numeric;
+    new_format text;
 BEGIN
     IF name IS NULL THEN
         RAISE EXCEPTION 'block sequence name must not be null'
@@ -439,7 +481,8 @@ BEGIN
     END IF;
     IF @extschema@.seq_on_coordinator() THEN
         PERFORM @extschema@.seq_coordinator_call('seq_alter',
-            ARRAY[name, block_size::text, max_value::text, format]);
+            ARRAY[name, block_size::text, max_value::text, format, increment::text,
+                  min_value::text]);
         RETURN;
     END IF;
     cur := @extschema@.seq_lock_row(seq_alter.name);
@@ -455,31 +498,74 @@ BEGIN
                   DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
                   HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
     END IF;
+    IF increment = 0 OR abs(increment::numeric) > 1000000000 THEN
+        RAISE EXCEPTION 'increment must not be 0 and at most 1000000000 in absolute value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The value given was %s.', increment);
+    END IF;
+    IF sign(increment) <> sign(cur.increment) THEN
+        RAISE EXCEPTION 'cannot change the direction of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its increment is %s; counting the other way would hand out IDs again.',
+                                  cur.increment),
+                  HINT = 'Create another block sequence for the other direction.';
+    END IF;
+    IF cur.strategy = 'sequence' AND increment <> cur.increment THEN
+        RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use strategy "table" or "gapless" for a sequence with a step or counting down.';
+    END IF;
+    IF coalesce(min_value, cur.min_value) > coalesce(max_value, cur.max_value) THEN
+        RAISE EXCEPTION 'min_value must not be greater than max_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('min_value would be %s and max_value %s.',
+                                  coalesce(min_value, cur.min_value), coalesce(max_value, cur.max_value));
+    END IF;
     next_unused := @extschema@.seq_next_unused(cur);
-    IF nullif(format, '') IS NOT NULL AND next_unused < 0 THEN
+    new_format := CASE WHEN format IS NULL THEN cur.format ELSE nullif(format, '') END;
+    IF new_format IS NOT NULL AND next_unused < 0 THEN
         RAISE EXCEPTION 'block sequence "%" cannot have a format while it hands out negative numbers', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('Its next number is %s; formatted numbers must not be negative.', next_unused);
     END IF;
-    IF max_value IS NOT NULL AND max_value::numeric < next_unused - 1 THEN
+    IF new_format IS NOT NULL AND cur.increment < 0 AND coalesce(min_value, cur.min_value) < 0 THEN
+        RAISE EXCEPTION 'block sequence "%" cannot have a format while it may count down below 0', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its min_value would be %s; formatted numbers must not be negative.',
+                                  coalesce(min_value, cur.min_value)),
+                  HINT = 'Give it min_value => 0 or above.';
+    END IF;
+    -- the last ID handed out, or the one before the start
+    last_used := next_unused - cur.increment;
+    IF cur.increment > 0 AND max_value::numeric < last_used THEN
         RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('IDs up to %s have been handed out.', next_unused - 1);
+                  DETAIL = format('IDs up to %s have been handed out.', last_used);
+    END IF;
+    IF cur.increment < 0 AND min_value::numeric > last_used THEN
+        RAISE EXCEPTION 'min_value of block sequence "%" cannot be raised above IDs already handed out', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('IDs down to %s have been handed out.', last_used);
     END IF;
     UPDATE @extschema@.id_sequences AS s
         SET block_size = coalesce(seq_alter.block_size, s.block_size),
             max_value = coalesce(seq_alter.max_value, s.max_value),
-            exhausted = s.exhausted AND seq_alter.max_value IS NULL,
-            format = CASE WHEN seq_alter.format IS NULL THEN s.format
-                          ELSE nullif(seq_alter.format, '') END
+            min_value = coalesce(seq_alter.min_value, s.min_value),
+            increment = coalesce(seq_alter.increment, s.increment),
+            exhausted = s.exhausted AND seq_alter.max_value IS NULL
+                        AND seq_alter.min_value IS NULL AND seq_alter.increment IS NULL,
+            format = new_format
         WHERE s.name = seq_alter.name;
 END;
 $$;
 
--- Moves a sequence beyond "past" (IDs imported from elsewhere), never back.
--- Returns the next ID it will hand out.  For strategy 'sequence' that is a
--- setval() of its native sequence, which, like every setval(), a rollback
--- does not undo: a gap, never a repeat.
+-- Moves a sequence beyond "past" (IDs imported from elsewhere), never back:
+-- above it counting up, below it counting down, to the first ID after it
+-- that lies on the sequence's step (start + k * increment), so that
+-- sequences interleaved by their start and step stay apart.  Returns the
+-- next ID it will hand out.  For strategy 'sequence' that is a setval() of
+-- its native sequence, which, like every setval(), a rollback does not
+-- undo: a gap, never a repeat.
 CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -487,34 +573,47 @@ CREATE FUNCTION seq_advance(name text, past bigint) RETURNS bigint
 DECLARE
     cur @extschema@.id_sequences;
     next_unused numeric;
+    next_id numeric;
 BEGIN
     IF @extschema@.seq_on_coordinator() THEN
         RETURN @extschema@.seq_coordinator_call('seq_advance', ARRAY[name, past::text])::bigint;
     END IF;
     cur := @extschema@.seq_lock_row(seq_advance.name);
-    IF past >= cur.max_value THEN
+    IF cur.increment > 0 AND past >= cur.max_value THEN
         RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('past is %s and max_value is %s.', past, cur.max_value),
                   HINT = 'Raise max_value with seq_alter() first.';
     END IF;
+    IF cur.increment < 0 AND past <= cur.min_value THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" past its min_value', seq_advance.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is %s and min_value is %s.', past, cur.min_value),
+                  HINT = 'Lower min_value with seq_alter() first.';
+    END IF;
     next_unused := @extschema@.seq_next_unused(cur);
-    IF past < next_unused THEN
+    IF (past - next_unused) * sign(cur.increment) < 0 THEN
         RETURN next_unused;
     END IF;
+    -- the first ID of the step beyond past; past the last ID that may be
+    -- handed out, the position after it (the sequence is then exhausted)
+    next_id := next_unused + (div(past - next_unused, cur.increment) + 1) * cur.increment;
+    next_id := next_unused + least(div(next_id - next_unused, cur.increment),
+                                   @extschema@.seq_room(next_unused::bigint, cur.increment,
+                                                        cur.min_value, cur.max_value)) * cur.increment;
     IF cur.strategy = 'sequence' THEN
-        PERFORM setval(cur.sequence, past + 1, false);
+        PERFORM setval(cur.sequence, next_id::bigint, false);
     END IF;
     UPDATE @extschema@.id_sequences AS s
-        SET next_block_start = seq_advance.past + 1
+        SET next_block_start = next_id
         WHERE s.name = seq_advance.name;
-    RETURN past + 1;
+    RETURN next_id;
 END;
 $$;
 
-REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text, bigint, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_lock_row(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_next_unused(id_sequences) FROM PUBLIC;
@@ -1127,3 +1226,37 @@ BEGIN
     RETURN @extschema@.seq_format_number(f.format, f.time_zone, n, clock_timestamp());
 END;
 $$;
+
+-- Steps and direction of block sequences (issue 22, part 1) ------------------
+
+-- increment: the step between two IDs handed out one after the other,
+-- negative counting down (strategy 'sequence': 1, its native sequence's
+-- increment is the block size); min_value: the bound counting down, as
+-- max_value is counting up.  0.2.0's rows count up by one.  A sequence with a format
+-- counting down stops at 0 or above: formatted numbers are not negative.
+ALTER TABLE id_sequences
+    ADD COLUMN increment bigint NOT NULL DEFAULT 1
+        CONSTRAINT id_sequences_increment_check
+        CHECK (increment <> 0 AND increment BETWEEN -1000000000 AND 1000000000
+               AND (increment = 1 OR strategy <> 'sequence')),
+    ADD COLUMN min_value bigint NOT NULL DEFAULT -9223372036854775808,
+    ADD CONSTRAINT id_sequences_format_sign_check
+        CHECK (format IS NULL OR increment > 0 OR min_value >= 0);
+
+-- How many IDs a sequence may still hand out from "next" on: up to
+-- max_value counting up, down to min_value counting down, and never the
+-- last |increment| values of bigint, so that the position after the last
+-- ID handed out (next_block_start) is a bigint too.  0 when none.  What the
+-- allocator, gapless numbers and the skip after a promotion check
+-- (src/blocks); a SQL body, inlined into their statements.
+CREATE FUNCTION seq_room(next bigint, increment bigint, min_value bigint, max_value bigint)
+    RETURNS numeric
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE
+        WHEN increment > 0 AND next::numeric <= least(max_value::numeric, 9223372036854775807 - increment::numeric)
+        THEN div(least(max_value::numeric, 9223372036854775807 - increment::numeric) - next::numeric,
+                 increment::numeric) + 1
+        WHEN increment < 0 AND next::numeric >= greatest(min_value::numeric, -9223372036854775808 - increment::numeric)
+        THEN div(greatest(min_value::numeric, -9223372036854775808 - increment::numeric) - next::numeric,
+                 increment::numeric) + 1
+        ELSE 0 END;

@@ -21,7 +21,14 @@
  *
  * A refill of the cache (blockcache.c) takes up to n IDs: what is left
  * below max_value if less, 2200H if none.  Answers carry the row's block
- * size and strategy, for the cache.
+ * size, strategy and increment, for the cache.
+ *
+ * Steps and direction: a row hands out next_block_start, then the values
+ * increment apart (negative: counting down to min_value), as many as
+ * seq_room() of the install script counts, so that next_block_start, the
+ * value after the last one handed out, is always a bigint.  The arithmetic
+ * on the row is in numeric; a row of 0.2.0's table (before ALTER EXTENSION
+ * UPDATE) counts up by one.
  *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
  * (INCREMENT BY its block size; a cache refill is one block) instead of
@@ -73,6 +80,8 @@ static SPIPlanPtr plan_seqpos = NULL;
 static SPIPlanPtr plan_nextval = NULL;
 /* The statements know id_sequences.strategy (0.2.0; 0.1.0 lacks it). */
 static bool plan_strategy = false;
+/* And id_sequences.increment (0.3.0; 0.2.0 lacks it). */
+static bool plan_step = false;
 
 /* Prepare and keep one statement. */
 static SPIPlanPtr
@@ -168,14 +177,19 @@ allocsql_forget(void)
  * Build the statements on id_sequences, schema-qualified.  They are kept
  * until a round fails; the plan cache replans them if the table changes.
  * Until ALTER EXTENSION uidgen UPDATE adds column strategy (0.1.0's
- * table), every sequence is of strategy 'table'; the statements are built
- * again when the column appears, with the table's lock held.
+ * table), every sequence is of strategy 'table', and until it adds column
+ * increment (0.2.0's), every sequence counts up by one; the statements are
+ * built again when a column appears, with the table's lock held.
  */
 static void
 alloc_prepare(Oid relid)
 {
 	bool		has_strategy = get_attnum(relid, "strategy") != InvalidAttrNumber;
+	bool		has_step = get_attnum(relid, "increment") != InvalidAttrNumber;
 	const char *table_only;
+	char	   *inc;
+	char	   *room;
+	char	   *count;
 	const char *strategy_cols;
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
@@ -183,10 +197,11 @@ alloc_prepare(Oid relid)
 	char	   *schema;
 	char	   *table;
 
-	if (plan_fast != NULL && plan_strategy == has_strategy)
+	if (plan_fast != NULL && plan_strategy == has_strategy && plan_step == has_step)
 		return;
 	alloc_free_plans();
 	plan_strategy = has_strategy;
+	plan_step = has_step;
 	table_only = has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
 	strategy_cols = has_strategy ?
 		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid,"
@@ -196,21 +211,26 @@ alloc_prepare(Oid relid)
 	if (schema == NULL)
 		alloc_not_installed();
 	table = psprintf("%s.id_sequences", quote_identifier(schema));
+	allocsql_step_sql(relid, quote_identifier(schema), &inc, &room);
 	/* strategy 'table': the whole batch in one statement, when it fits */
+	count = "($2 + $3 * t.block_size)";
 	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
-									" SET next_block_start = t.next_block_start + ($2 + $3 * t.block_size)"
+									" SET next_block_start = (t.next_block_start::pg_catalog.numeric"
+									" + %s::pg_catalog.numeric * %s)::pg_catalog.int8"
 									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1%s"
 									" FOR NO KEY UPDATE SKIP LOCKED)"
-									" AND NOT t.exhausted"
-									" AND t.next_block_start::pg_catalog.numeric + ($2 + $3 * t.block_size)"
-									" <= LEAST(t.max_value, %lld)::pg_catalog.numeric + 1"
-									" RETURNING t.next_block_start - ($2 + $3 * t.block_size), t.block_size",
-									table, table, table_only, (long long) ALLOC_ID_CEILING),
+									" AND NOT t.exhausted AND %s <= %s"
+									" RETURNING (t.next_block_start::pg_catalog.numeric"
+									" - %s::pg_catalog.numeric * %s)::pg_catalog.int8, t.block_size, %s",
+									table, count, inc, table, table_only, count, room,
+									count, inc, inc),
 						   3, fast_types);
-	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s"
-									" FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
-									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, table), 1, types);
+	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
+									" %s, %s FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
+									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, inc,
+									has_step ? "t.min_value" : "(-9223372036854775807 - 1)::pg_catalog.int8",
+									table), 1, types);
 	plan_find = alloc_plan(psprintf("SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1", table),
 						   1, types);
@@ -238,6 +258,7 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 	int64		blocks = 0;
 	int64		next;
 	int32		block_size;
+	int64		increment;
 	bool		isnull;
 
 	for (int i = 0; i < count; i++)
@@ -254,6 +275,7 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 		return false;
 	next = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	block_size = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	increment = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 	for (int i = 0; i < count; i++)
 	{
 		AllocResult *r = &works[i].result;
@@ -262,23 +284,53 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 		r->outcome = ALLOC_OK;
 		r->requested = n;
 		r->block_size = block_size;
+		r->increment = increment;
 		r->is_table = true;
 		r->first = next;
-		r->last = next + (n - 1);
-		next = r->last + 1;
+		r->last = next + (n - 1) * increment;
+		next = r->last + increment;
 	}
 	return true;
 }
 
-/* IDs left from next up to max_value (and below PG_INT64_MAX). */
+/*
+ * IDs left from next on, increment apart, up to max_value (counting down:
+ * min_value) and within |increment| of the last bigint: seq_room() of the
+ * install script, for the values in hand.
+ */
 static uint64
-alloc_room(int64 next, int64 max_value)
+alloc_room(int64 next, int64 increment, int64 min_value, int64 max_value)
 {
-	int64		ceiling = Min(max_value, ALLOC_ID_CEILING);
+	int64		bound;
 
-	if (next > ceiling)
-		return 0;
-	return (uint64) ceiling - (uint64) next + 1;
+	if (increment > 0)
+	{
+		bound = Min(max_value, PG_INT64_MAX - increment);
+		return next > bound ? 0 : ((uint64) bound - (uint64) next) / (uint64) increment + 1;
+	}
+	bound = Max(min_value, PG_INT64_MIN - increment);
+	return next < bound ? 0 : ((uint64) next - (uint64) bound) / (uint64) -increment + 1;
+}
+
+/*
+ * The increment of a row of id_sequences aliased t, and the IDs it has left
+ * (seq_room()), as SQL: 0.2.0's table (before ALTER EXTENSION UPDATE) counts
+ * up by one to max_value.  schema: the extension's, quoted.  Also for
+ * failover.c.
+ */
+void
+allocsql_step_sql(Oid relid, const char *schema, char **increment, char **room)
+{
+	if (get_attnum(relid, "increment") != InvalidAttrNumber)
+	{
+		*increment = pstrdup("t.increment");
+		*room = psprintf("%s.seq_room(t.next_block_start, t.increment, t.min_value, t.max_value)",
+						 schema);
+		return;
+	}
+	*increment = pstrdup("1::pg_catalog.int8");
+	*room = psprintf("GREATEST(LEAST(t.max_value, %lld)::pg_catalog.numeric"
+					 " - t.next_block_start + 1, 0)", (long long) (PG_INT64_MAX - 1));
 }
 
 /*
@@ -437,11 +489,12 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 
 		r->requested = n;
 		r->block_size = block_size;
+		r->increment = 1;
 		if (n != block_size)
 			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
 							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
 									 block_size));
-		else if (!exhausted && alloc_room(next, max_value) >= (uint64) n)
+		else if (!exhausted && alloc_room(next, 1, PG_INT64_MIN, max_value) >= (uint64) n)
 		{
 			r->outcome = ALLOC_OK;
 			next += n;
@@ -453,7 +506,7 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 			exhausted = true;
 			r->outcome = ALLOC_EXHAUSTED;
 			r->next_block_start = next;
-			r->max_value = max_value;
+			r->bound = max_value;
 		}
 	}
 	if (blocks > 0)
@@ -474,13 +527,13 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 			first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row++],
 												SPI_tuptable->tupdesc, 1, &isnull));
 			/* moved by hand since alloc_sequence_next(): check again */
-			if (alloc_room(first, max_value) < (uint64) block_size)
+			if (alloc_room(first, 1, PG_INT64_MIN, max_value) < (uint64) block_size)
 			{
 				changed |= !exhausted;
 				exhausted = true;
 				r->outcome = ALLOC_EXHAUSTED;
 				r->next_block_start = first;
-				r->max_value = max_value;
+				r->bound = max_value;
 				continue;
 			}
 			r->first = first;
@@ -507,6 +560,8 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	bool		isnull;
 	int64		next;
 	int64		max_value;
+	int64		min_value;
+	int64		increment;
 	int32		block_size;
 	bool		exhausted;
 	bool		changed = false;
@@ -529,6 +584,8 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	block_size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
 	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	exhausted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	increment = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+	min_value = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
 	/* (recreated as 'gapless' since its caller looked: never served here) */
 	if (DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull)))
 	{
@@ -550,19 +607,20 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	{
 		AllocResult *r = &works[i].result;
 		int64		n = works[i].n > 0 ? works[i].n : block_size;
-		uint64		room = exhausted ? 0 : alloc_room(next, max_value);
+		uint64		room = exhausted ? 0 : alloc_room(next, increment, min_value, max_value);
 
 		/* a refill of the cache takes what is left, if it is short */
 		n = works[i].for_cache && room > 0 ? Min(n, (int64) room) : n;
 		r->requested = n;
 		r->block_size = block_size;
+		r->increment = increment;
 		r->is_table = true;
 		if (room >= (uint64) n)
 		{
 			r->outcome = ALLOC_OK;
 			r->first = next;
-			r->last = next + (n - 1);
-			next = r->last + 1;
+			r->last = next + (n - 1) * increment;
+			next = r->last + increment;
 			changed = true;
 			continue;
 		}
@@ -570,7 +628,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		exhausted = true;
 		r->outcome = ALLOC_EXHAUSTED;
 		r->next_block_start = next;
-		r->max_value = max_value;
+		r->bound = increment > 0 ? max_value : min_value;
 	}
 	if (!changed)
 		return;

@@ -7,14 +7,16 @@
  *
  * All backends share an entry, so a range is used up by everyone before
  * the next one is needed.  seq_next() carves one ID, seq_reserve_block() of
- * a sequence of strategy 'table' n consecutive IDs (or the block size), in
- * shared memory under the entry's mutex: no wake-up, no WAL, no commit.
+ * a sequence of strategy 'table' n IDs (or the block size), increment
+ * apart, in shared memory under the entry's mutex: no wake-up, no WAL, no
+ * commit.  The ranges of an entry have the step of the row they came from;
+ * a change of the row frees the entry (invalidation, below).
  * A sequence of strategy 'sequence' is served by the allocator as before
  * (whole blocks, one nextval() each): seq_reserve_block() asks it directly,
  * and only seq_next() uses its entry.
  *
  * Refill (Leaf's two segments): once 1/PREFETCH_TRIGGER (10%) of the last
- * range delivered is carved, the backend that notices asks the allocator
+ * range delivered is carved (counted in IDs, so in either direction), the backend that notices asks the allocator
  * (blocks/allocslots.c) for the next range and returns without waiting.
  * The allocator commits the range (a committed UPDATE of next_block_start,
  * synchronous_commit on, so also on synchronous standbys) before it stores
@@ -112,11 +114,12 @@ cache_adapt(CacheEntry *e)
 
 /*
  * Carve n IDs (0: the block size) from the entry, moving to the spare range
- * if the current one is too short (its rest is a gap).  Sets *first and
- * *count, and *kick when the next range should be fetched now.  Mutex held.
+ * if the current one is too short (its rest is a gap).  Sets first, last,
+ * requested and increment of *res, and *kick when the next range should be
+ * fetched now.  Mutex held.
  */
 static bool
-cache_take(CacheEntry *e, int64 n, int64 *first, int64 *count, bool *kick)
+cache_take(CacheEntry *e, int64 n, AllocResult *res, bool *kick)
 {
 	int64		need = n > 0 ? n : e->block_size;
 
@@ -124,18 +127,21 @@ cache_take(CacheEntry *e, int64 n, int64 *first, int64 *count, bool *kick)
 	{
 		e->cur_next = e->spare_first;
 		e->cur_left = e->spare_count;
-		e->refill_at = e->spare_first + e->spare_count / PREFETCH_TRIGGER;
+		e->refill_left = e->spare_count - e->spare_count / PREFETCH_TRIGGER;
 		e->spare_count = 0;
 	}
 	if (need == 0 || e->cur_left < need || e->exhausted)
 		return false;
-	*first = e->cur_next;
-	*count = need;
-	e->cur_next += need;
+	res->first = e->cur_next;
+	res->requested = need;
+	res->increment = e->increment;
+	res->last = e->cur_next + (need - 1) * e->increment;
 	e->cur_left -= need;
+	/* (a bigint: seq_room() leaves |increment| values after the last ID) */
+	e->cur_next = res->last + e->increment;
 	e->carves++;
 	e->last_used = GetCurrentStatementStartTimestamp();
-	*kick = e->spare_count == 0 && e->refill == REFILL_IDLE && e->cur_next > e->refill_at;
+	*kick = e->spare_count == 0 && e->refill == REFILL_IDLE && e->cur_left < e->refill_left;
 	if (*kick)
 	{
 		e->refill = REFILL_REQUESTED;
@@ -187,7 +193,7 @@ cache_timeout(const char *name)
  */
 static CacheGot
 cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
-		   int64 *first, int64 *count)
+		   AllocResult *res)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   uidgen_block_timeout);
@@ -220,7 +226,7 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 			ConditionVariableCancelSleep();
 			return BLOCKCACHE_NOT_TABLE;
 		}
-		if (cache_take(e, n, first, count, &kick))
+		if (cache_take(e, n, res, &kick))
 		{
 			SpinLockRelease(&e->mutex);
 			ConditionVariableCancelSleep();
@@ -275,15 +281,15 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 }
 
 /*
- * n IDs (0: the block size) of a sequence from the shared cache: *first and
- * *count.  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE if the
+ * n IDs (0: the block size) of a sequence from the shared cache, into *res
+ * (see cache_take).  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE if the
  * sequence is of strategy 'sequence', whose blocks the caller asks the
  * allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless', which
  * the cache never serves.
  */
 static CacheGot
 cache_get(const char *name, Oid funcid, int64 n, bool reserve,
-		  int64 *first, int64 *count)
+		  AllocResult *res)
 {
 	int			index;
 	CacheEntry *e;
@@ -301,7 +307,7 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 	e = cachetable_entry(index);
 	SpinLockAcquire(&e->mutex);
 	if (cachetable_is(e, name) && (e->is_table || !reserve) &&
-		cache_take(e, n, first, count, &kick))
+		cache_take(e, n, res, &kick))
 	{
 		SpinLockRelease(&e->mutex);
 		if (kick)
@@ -309,7 +315,7 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		return BLOCKCACHE_SERVED;
 	}
 	SpinLockRelease(&e->mutex);
-	return cache_wait(&index, name, funcid, n, reserve, first, count);
+	return cache_wait(&index, name, funcid, n, reserve, res);
 }
 
 /*
@@ -319,9 +325,12 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 bool
 blockcache_next(const char *name, Oid funcid, int64 *id)
 {
-	int64		count;
+	AllocResult res;
 
-	return cache_get(name, funcid, 1, false, id, &count) == BLOCKCACHE_SERVED;
+	if (cache_get(name, funcid, 1, false, &res) != BLOCKCACHE_SERVED)
+		return false;
+	*id = res.first;
+	return true;
 }
 
 /*
@@ -332,14 +341,10 @@ blockcache_next(const char *name, Oid funcid, int64 *id)
 CacheGot
 blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res)
 {
-	int64		count;
-	CacheGot	got = cache_get(name, funcid, n, true, &res->first, &count);
+	CacheGot	got = cache_get(name, funcid, n, true, res);
 
-	if (got != BLOCKCACHE_SERVED)
-		return got;
-	res->outcome = ALLOC_OK;
-	res->requested = count;
-	res->last = res->first + (count - 1);
+	if (got == BLOCKCACHE_SERVED)
+		res->outcome = ALLOC_OK;
 	return got;
 }
 
@@ -441,7 +446,8 @@ blockcache_stage(const AllocWork *works, int nworks)
 			e->refill_ticket == w->ticket)
 		{
 			e->flight_first = w->result.first;
-			e->flight_count = w->result.last - w->result.first + 1;
+			e->flight_count = w->result.requested;
+			e->flight_end = w->result.last + w->result.increment;
 		}
 		SpinLockRelease(&e->mutex);
 	}
@@ -458,22 +464,28 @@ blockcache_deliver(const AllocWork *w)
 	if (e->refill == REFILL_TAKEN && e->incarnation == w->ticket &&
 		e->refill_ticket == w->ticket)
 	{
-		int64		count = r->last - r->first + 1;
+		int64		count = r->requested;
 
+		/*
+		 * The ranges of one incarnation have one step: a change of the row
+		 * (its trigger) starts a new incarnation, and no refill of that one
+		 * is served before the change commits or aborts (the row is locked).
+		 */
 		if (r->outcome == ALLOC_OK)
 		{
 			e->is_table = r->is_table;
 			e->block_size = r->block_size;
+			e->increment = r->increment;
 			e->range_count = count;
 		}
 		if (r->outcome == ALLOC_OK &&
-			(e->cur_left == 0 || e->cur_next + e->cur_left == r->first))
+			(e->cur_left == 0 || e->cur_next + e->cur_left * e->increment == r->first))
 		{
 			/* the current range, or its continuation: one range */
 			if (e->cur_left == 0)
 				e->cur_next = r->first;
 			e->cur_left += count;
-			e->refill_at = r->first + count / PREFETCH_TRIGGER;
+			e->refill_left = count - count / PREFETCH_TRIGGER;
 		}
 		else if (r->outcome == ALLOC_OK && e->spare_count == 0)
 		{

@@ -191,8 +191,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	else if ((got = blockcache_reserve(name, fcinfo->flinfo->fn_oid, n, &res)) ==
 			 BLOCKCACHE_GAPLESS)
 	{
-		res.first = gapless_take(fcinfo->flinfo->fn_oid, name, n, &n);
-		res.last = res.first + (n - 1);
+		res.first = gapless_take(fcinfo->flinfo->fn_oid, name, n, &res.last);
 	}
 	else if (got == BLOCKCACHE_NOT_TABLE)
 	{
@@ -225,11 +224,7 @@ seq_next(PG_FUNCTION_ARGS)
 	if (citusblocks_remote())
 		id = citusblocks_next(name);
 	else if (!blockcache_next(name, fcinfo->flinfo->fn_oid, &id))
-	{
-		int64		count;
-
-		id = gapless_take(fcinfo->flinfo->fn_oid, name, 1, &count);
-	}
+		(void) gapless_take(fcinfo->flinfo->fn_oid, name, 1, &id);	/* first = last */
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
 }

@@ -425,11 +425,12 @@ cachetable_unprefetch(const char *name, int64 end)
 		if (e->is_table)
 		{
 			if (e->refill == REFILL_TAKEN && e->flight_count > 0 &&
-				e->flight_first + e->flight_count == back)
+				e->flight_end == back)
 				back = e->flight_first;
-			if (e->spare_count > 0 && e->spare_first + e->spare_count == back)
+			if (e->spare_count > 0 &&
+				e->spare_first + e->spare_count * e->increment == back)
 				back = e->spare_first;
-			if (e->cur_left > 0 && e->cur_next + e->cur_left == back)
+			if (e->cur_left > 0 && e->cur_next + e->cur_left * e->increment == back)
 				back = e->cur_next;
 		}
 		cache_release_locked(e);

@@ -34,9 +34,10 @@ typedef struct CacheEntry
 	uint64		carves;			/* carves ever made from the entry */
 	uint64		carves_swept;	/* carves as the allocator's last sweep saw them */
 	TimestampTz swept_used;		/* the last sweep that saw new carves */
+	int64		increment;		/* the step of the ranges held (one row's) */
 	int64		cur_next;		/* next ID of the current range */
 	int64		cur_left;		/* IDs left in it */
-	int64		refill_at;		/* ask for a spare once this ID is served */
+	int64		refill_left;	/* ask for a spare once fewer are left */
 	int64		spare_first;	/* the spare range */
 	int64		spare_count;	/* 0: none */
 	bool		is_table;		/* strategy 'table': seq_reserve_block() carves */
@@ -51,6 +52,7 @@ typedef struct CacheEntry
 	uint64		taken_by;		/* allocator token */
 	int64		flight_first;	/* the refill committed, not stored yet */
 	int64		flight_count;	/* 0: none (for cachetable_unprefetch()) */
+	int64		flight_end;		/* the value after its last one */
 	uint32		failures;		/* refills that failed, ever */
 	AllocResult failure;		/* the last failed refill */
 	ConditionVariable cv;		/* broadcast when the entry changes */

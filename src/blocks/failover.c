@@ -12,10 +12,11 @@
  * point-in-time recovery start a new timeline, so once per database and
  * timeline, in the allocator round's own transaction and before any block
  * of it is served, every row of id_sequences moves uidgen.promotion_skip
- * values ahead (strategy 'table': next_block_start; 'sequence': its native
+ * IDs ahead, skip times its increment (strategy 'table': next_block_start,
+ * in the row's direction; 'sequence', which counts up by one: its native
  * sequence, by setval(..., false), and next_block_start with it, as
- * seq_advance() does), never past max_value + 1 (a sequence left without
- * room is marked exhausted), and the one row of id_sequences_timeline
+ * seq_advance() does), never past the value after its last ID (a sequence
+ * left without room is marked exhausted), and the one row of id_sequences_timeline
  * records the timeline.  Both commit with the round: a crash before the
  * commit skips again (a gap), never not at all.  The skip is made whenever
  * the recorded timeline differs from the current one (a pg_upgrade starts
@@ -190,25 +191,26 @@ failover_lock_rows(Oid relid, const char *ids, AllocWork *works, int nworks)
 }
 
 /*
- * Strategy 'table': move next_block_start skip values ahead, in numeric so
- * that nothing wraps, never past max_value + 1 (at most PG_INT64_MAX, as the
- * ID below it is the last one issued) and never backwards; a sequence left
- * without room is marked exhausted.  The rows are locked.
+ * Strategy 'table': move next_block_start skip IDs ahead (skip times the
+ * increment), in numeric so that nothing wraps, never past the value after
+ * the row's last ID (the IDs it has left, seq_room()) and never backwards;
+ * a sequence left without room is marked exhausted.  The rows are locked.
  */
 static void
-failover_skip_tables(const char *ids, int skip)
+failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(skip)};
-	char	   *ceiling = psprintf("LEAST(t.max_value, %lld)::pg_catalog.numeric",
-								   (long long) ALLOC_ID_CEILING);
+	char	   *inc;
+	char	   *room;
 
+	allocsql_step_sql(relid, schema, &inc, &room);
 	if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start ="
-									   " GREATEST(t.next_block_start::pg_catalog.numeric,"
-									   " LEAST(t.next_block_start::pg_catalog.numeric + $1, %s + 1))::pg_catalog.int8,"
-									   " exhausted = t.exhausted OR t.next_block_start::pg_catalog.numeric + $1 > %s"
+									   " (t.next_block_start::pg_catalog.numeric"
+									   " + LEAST($1, %s)::pg_catalog.numeric * %s)::pg_catalog.int8,"
+									   " exhausted = t.exhausted OR $1 >= %s"
 									   " WHERE t.strategy OPERATOR(pg_catalog.=) 'table'",
-									   ids, ceiling, ceiling),
+									   ids, room, inc, room),
 							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 }
@@ -420,7 +422,7 @@ failover_prepare_round(AllocWork *works, int nworks)
 			return false;
 		if (skip > 0)
 		{
-			failover_skip_tables(ids, skip);
+			failover_skip_tables(relid, quote_identifier(get_namespace_name(nsp)), ids, skip);
 			failover_skip_sequences(ids, skip);
 		}
 		CRASH_POINT("skip-after-update");

@@ -63,7 +63,7 @@ gapless_refused(const char *table, const char *name, int64 n)
 	TupleDesc	desc;
 
 	if (SPI_execute_with_args(psprintf("SELECT t.strategy, t.next_block_start, t.max_value,"
-									   " t.block_size FROM %s AS t"
+									   " t.block_size, t.increment, t.min_value FROM %s AS t"
 									   " WHERE t.name OPERATOR(pg_catalog.=) $1", table),
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed on id_sequences");
@@ -79,13 +79,9 @@ gapless_refused(const char *table, const char *name, int64 n)
 	res.outcome = ALLOC_EXHAUSTED;
 	res.requested = n > 0 ? n : DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 	res.next_block_start = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-	res.max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	ereport(ERROR,
-			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-			 errmsg("block sequence \"%s\" has reached its maximum value", name),
-			 errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".",
-					   res.requested, res.next_block_start, res.max_value),
-			 errhint("Raise max_value with seq_alter(); a smaller request may still fit.")));
+	res.increment = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	res.bound = DatumGetInt64(SPI_getbinval(tup, desc, res.increment > 0 ? 3 : 6, &isnull));
+	outcome_exhausted(name, &res, "numbers");
 }
 
 /* The owner of id_sequences, who may write it. */
@@ -101,11 +97,11 @@ gapless_owner(Oid relid)
 
 /*
  * Take n numbers (0: the block size) of a sequence of strategy 'gapless'
- * in the caller's transaction: returns the first, and *count.  funcid: the
- * calling function of the extension.
+ * in the caller's transaction, increment apart: returns the first, and
+ * *last.  funcid: the calling function of the extension.
  */
 int64
-gapless_take(Oid funcid, const char *name, int64 n, int64 *count)
+gapless_take(Oid funcid, const char *name, int64 n, int64 *last)
 {
 	Oid			relid = seqrow_table(funcid);
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
@@ -122,23 +118,29 @@ gapless_take(Oid funcid, const char *name, int64 n, int64 *count)
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* k: the numbers taken; never past max_value (nor the last bigint) */
+	/*
+	 * k: the numbers taken, increment apart; never past the bound (nor
+	 * within |increment| of the last bigint: seq_room())
+	 */
 	if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start ="
-									   " (t.next_block_start OPERATOR(pg_catalog.+) (%s))"
+									   " (t.next_block_start::pg_catalog.numeric OPERATOR(pg_catalog.+)"
+									   " ((%s)::pg_catalog.numeric OPERATOR(pg_catalog.*) t.increment))::pg_catalog.int8"
 									   " WHERE t.name OPERATOR(pg_catalog.=) $1"
 									   " AND t.strategy OPERATOR(pg_catalog.=) 'gapless'"
-									   " AND (t.next_block_start::pg_catalog.numeric OPERATOR(pg_catalog.+) (%s))"
-									   " OPERATOR(pg_catalog.<=)"
-									   " (LEAST(t.max_value, %lld)::pg_catalog.numeric OPERATOR(pg_catalog.+) 1)"
-									   " RETURNING (t.next_block_start OPERATOR(pg_catalog.-) (%s)), (%s)",
-									   table, GAPLESS_K, GAPLESS_K, (long long) ALLOC_ID_CEILING,
-									   GAPLESS_K, GAPLESS_K),
+									   " AND (%s)::pg_catalog.numeric OPERATOR(pg_catalog.<=)"
+									   " %s.seq_room(t.next_block_start, t.increment, t.min_value, t.max_value)"
+									   " RETURNING (t.next_block_start::pg_catalog.numeric OPERATOR(pg_catalog.-)"
+									   " ((%s)::pg_catalog.numeric OPERATOR(pg_catalog.*) t.increment))::pg_catalog.int8,"
+									   " t.next_block_start OPERATOR(pg_catalog.-) t.increment",
+									   table, GAPLESS_K, GAPLESS_K,
+									   quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+									   GAPLESS_K),
 							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 	if (SPI_processed != 1)
 		gapless_refused(table, name, n);
 	first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	*last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	return first;

@@ -11,6 +11,6 @@
 #ifndef UIDGEN_GAPLESS_H
 #define UIDGEN_GAPLESS_H
 
-extern int64 gapless_take(Oid funcid, const char *name, int64 n, int64 *count);
+extern int64 gapless_take(Oid funcid, const char *name, int64 n, int64 *last);
 
 #endif							/* UIDGEN_GAPLESS_H */

@@ -146,6 +146,30 @@ outcome_wait(const char *name, const AllocResult *res)
 	return waited;
 }
 
+/*
+ * Raise 2200H for a request that does not fit (res: ALLOC_EXHAUSTED):
+ * "what" the caller asked for, IDs or numbers; a gapless sequence (numbers)
+ * sets no exhausted flag.
+ */
+void
+outcome_exhausted(const char *name, const AllocResult *res, const char *what)
+{
+	bool		down = res->increment < 0;
+	bool		flag = strcmp(what, "IDs") == 0;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("block sequence \"%s\" has reached its %s value", name,
+					down ? "minimum" : "maximum"),
+			 errdetail("The request for " INT64_FORMAT " %s does not fit: next_block_start is " INT64_FORMAT " and %s is " INT64_FORMAT ".",
+					   res->requested, what, res->next_block_start,
+					   down ? "min_value" : "max_value", res->bound),
+			 errhint("%s %s with seq_alter()%s", down ? "Lower" : "Raise",
+					 down ? "min_value" : "max_value",
+					 flag ? ", which also clears the exhausted flag." :
+					 "; a smaller request may still fit.")));
+}
+
 /* Raise the error a failed reservation stands for. */
 void
 outcome_raise(const char *name, const AllocResult *res)
@@ -159,12 +183,7 @@ outcome_raise(const char *name, const AllocResult *res)
 					 errhint("Create it with seq_create(), as the extension's owner or a role granted EXECUTE on seq_create(); a sequence created by a transaction that has not committed yet cannot be used.")));
 			break;
 		case ALLOC_EXHAUSTED:
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("block sequence \"%s\" has reached its maximum value", name),
-					 errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".",
-							   res->requested, res->next_block_start, res->max_value),
-					 errhint("Raise max_value with seq_alter(), which also clears the exhausted flag.")));
+			outcome_exhausted(name, res, "IDs");
 			break;
 		case ALLOC_FAILED:
 			ereport(ERROR,

@@ -17,5 +17,6 @@
 
 extern TimestampTz outcome_wait(const char *name, const AllocResult *res);
 extern void outcome_raise(const char *name, const AllocResult *res);
+extern void outcome_exhausted(const char *name, const AllocResult *res, const char *what);
 
 #endif							/* UIDGEN_OUTCOME_H */

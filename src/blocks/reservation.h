@@ -13,7 +13,10 @@
 
 /* Largest number of IDs one reservation may take (and largest block size). */
 #define ALLOC_MAX_IDS 1000000000
-/* The ID that is never issued, so that next_block_start can follow any. */
+/*
+ * The ID never issued counting up by one, so that next_block_start can
+ * follow any (with a step: the last |increment| bigints, seq_room()).
+ */
 #define ALLOC_ID_CEILING (PG_INT64_MAX - 1)
 #define ALLOC_MSG_LEN 160
 
@@ -22,7 +25,7 @@ typedef enum AllocOutcome
 {
 	ALLOC_OK,					/* first..last are reserved and committed */
 	ALLOC_UNKNOWN,				/* no such sequence */
-	ALLOC_EXHAUSTED,			/* past max_value; exhausted is now set */
+	ALLOC_EXHAUSTED,			/* past the bound; exhausted is now set */
 	ALLOC_LOCKED,				/* the row or the table is locked: see locker */
 	ALLOC_FAILED				/* the allocator's transaction failed */
 } AllocOutcome;
@@ -35,9 +38,10 @@ typedef struct AllocResult
 	int64		last;
 	int64		requested;		/* n asked for (the block size if 0) */
 	int32		block_size;		/* for OK: the row's block size */
+	int64		increment;		/* for OK and EXHAUSTED: first..last's step */
 	bool		is_table;		/* for OK: of strategy 'table' */
 	int64		next_block_start;	/* for EXHAUSTED */
-	int64		max_value;		/* for EXHAUSTED */
+	int64		bound;			/* for EXHAUSTED: max_value (min_value counting down) */
 	TransactionId locker;		/* for LOCKED: the row's xmax, if valid */
 	bool		locker_is_multi;	/* locker is a MultiXactId */
 	bool		locker_lock_only;	/* and it only locks the row */

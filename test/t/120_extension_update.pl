@@ -136,10 +136,10 @@ run_sql('grants020', q{CREATE EXTENSION uidgen VERSION '0.2.0';
 $err = run_sql('grants020', q{ALTER EXTENSION uidgen UPDATE});
 is($err, '', 'grants020: update from 0.2.0: no NOTICE');
 is($node->safe_psql('grants020', q{
-	SELECT has_function_privilege('Migrator', 'seq_create(text, bigint, integer, bigint, text, text, text)', 'EXECUTE WITH GRANT OPTION'),
-	       has_function_privilege('Migrator', 'seq_alter(text, integer, bigint, text)', 'EXECUTE'),
-	       has_function_privilege('helper', 'seq_alter(text, integer, bigint, text)', 'EXECUTE'),
-	       has_function_privilege('helper', 'seq_create(text, bigint, integer, bigint, text, text, text)', 'EXECUTE')}),
+	SELECT has_function_privilege('Migrator', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint)', 'EXECUTE WITH GRANT OPTION'),
+	       has_function_privilege('Migrator', 'seq_alter(text, integer, bigint, text, bigint, bigint)', 'EXECUTE'),
+	       has_function_privilege('helper', 'seq_alter(text, integer, bigint, text, bigint, bigint)', 'EXECUTE'),
+	       has_function_privilege('helper', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint)', 'EXECUTE')}),
 	't|t|t|f', 'grants020: the EXECUTE grants (and grant option) of the replaced seq_create() and seq_alter() are kept, no more');
 is($node->safe_psql('grants020', q{SET ROLE "Migrator"; SELECT seq_create('m', format => 'M{n:19}')}), '',
 	'grants020: the role granted on 0.2.0 creates a sequence with the new parameters');
@@ -377,14 +377,17 @@ my @expected_added = (
 	# 0.3.0: formatted numbers (issue 22; docs/block-sequences.md): new
 	# last parameters of seq_create() (after strategy, already new in
 	# 0.2.0) and seq_alter()
-	'seq_alter(text,integer,bigint,text)',
+	'seq_alter(text,integer,bigint,text,bigint,bigint)',
 	'seq_check_char(text)',
-	'seq_create(text,bigint,integer,bigint,text,text,text)',
+	'seq_create(text,bigint,integer,bigint,text,text,text,bigint,bigint)',
 	'seq_format(text,bigint,timestamp with time zone)',
 	'seq_format_number(text,text,bigint,timestamp with time zone)',
 	'seq_format_of(text)',
 	'seq_format_valid(text,text,bigint)',
-	'seq_next_text(text)');
+	'seq_next_text(text)',
+	# 0.3.0: steps and direction (issue 22), and the new last parameters
+	# increment and min_value of seq_create() and seq_alter() above
+	'seq_room(bigint,bigint,bigint,bigint)');
 is(join(' | ', @added), join(' | ', sort @expected_added),
 	'0.2.0 and 0.3.0 add their new functions to those of 0.1.0');
 
