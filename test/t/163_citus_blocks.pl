@@ -151,13 +151,15 @@ cmp_ok($workers[1]->safe_psql('postgres', q{SELECT seq_next('again')}), '>', 500
 # with the row's increment.  Values of every node on the lattice start +
 # k*increment, none repeated, each backend's in the sequence's direction;
 # a worker's block of a descending sequence steps down by 3, one block
-# after the other; at the int64 edges the last value is served, then
-# 2200H; seq_reserve_block() on a worker is n values on the lattice.
+# after the other; at the int64 edges the last value (one increment from
+# the edge) is served, then 2200H; seq_reserve_block() on a worker is n
+# values on the lattice.  (A block of the coordinator is block_size IDs or
+# none: the edge sequences hold 3 blocks exactly.)
 $coord->safe_psql('postgres', q{
 	SELECT seq_create('ten', start => 5, block_size => 50, increment => 10);
 	SELECT seq_create('down', start => 1000000, block_size => 40, increment => -3);
-	SELECT seq_create('edge_up', start => 9223372031854775807, block_size => 2, increment => 1000000000);
-	SELECT seq_create('edge_down', start => -9223372031854775808, block_size => 2, increment => -1000000000);
+	SELECT seq_create('edge_up', start => 9223372030854775807, block_size => 2, increment => 1000000000);
+	SELECT seq_create('edge_down', start => -9223372030854775808, block_size => 2, increment => -1000000000);
 });
 # one backend of a worker, nobody else: 100 values of three blocks of 40
 my ($src, $out, $serr) = $workers[0]->psql('postgres',
@@ -166,15 +168,15 @@ is($serr, '', 'a descending sequence on a worker: 100 values, no error');
 my @down = split /\n/, $out;
 is_deeply(\@down, [ map { 1000000 - 3 * $_ } 0 .. 99 ],
 	'a worker serves 1000000, 999997, ..., 999703: each block stepped down by 3, the next block below');
-for my $edge ([ 'edge_up', '9223372031854775807', 1 ], [ 'edge_down', '-9223372031854775808', -1 ])
+for my $edge ([ 'edge_up', '9223372030854775807', 1 ], [ 'edge_down', '-9223372030854775808', -1 ])
 {
 	my ($seq, $start, $sign) = @$edge;
 	($src, $out, $serr) = $workers[1]->psql('postgres',
-		"SELECT seq_next('$seq') FROM generate_series(1, 5)");
+		"SELECT seq_next('$seq') FROM generate_series(1, 6)");
 	is( $out,
 		$coord->safe_psql('postgres',
-			"SELECT (${start}::bigint + $sign * g * 1000000000::bigint)::text FROM generate_series(0, 4) g"),
-		"$seq on a worker: its 5 values up to the int64 edge (by one increment), blocks of 2");
+			"SELECT (${start}::bigint + $sign * g * 1000000000::bigint)::text FROM generate_series(0, 5) g"),
+		"$seq on a worker: its 6 values, in blocks of 2, up to the last one before the int64 edge");
 	like(psql_error($workers[1], "SELECT seq_next('$seq')"), qr/ERROR:\s+2200H:/,
 		"$seq on a worker: then 2200H, nothing past the edge");
 }
