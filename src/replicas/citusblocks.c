@@ -264,9 +264,10 @@ citusblocks_reserve_step(const char *name, int64 n, int64 *first, int64 *last,
 	 * coordinator, which a worker's statement is not part of: the
 	 * reservation runs only if the row is not gapless (no row: the
 	 * coordinator's own error), and no row comes back if it is.  The
-	 * increment is the row's as the statement's snapshot sees it: one that
-	 * an seq_alter() changed since then comes with a range that the
-	 * change's lease wait has made too late to serve.
+	 * increment is the row's in the statement's snapshot, the range may be
+	 * of a later one: a change of the increment committed in between has
+	 * waited out the refill's lease (seq_lock_row()), so that range comes
+	 * back too late to be served (citusblocks_refill()).
 	 */
 	sql = psprintf("SELECT r.first_id, r.last_id, q.increment"
 				   " FROM (SELECT s.strategy, s.increment FROM (SELECT) one"
