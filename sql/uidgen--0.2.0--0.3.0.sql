@@ -144,9 +144,9 @@ CREATE FUNCTION seq_unprefetch(name text, next_block_start bigint) RETURNS bigin
 REVOKE ALL ON FUNCTION seq_unprefetch(text, bigint) FROM PUBLIC;
 
 -- id_sequences with the carving position: next_id is the next ID handed
--- out, next_block_start the durable end, reserved_ahead what lies between
--- (lost as a gap if the server stops), like last_value and log_cnt of a
--- sequence.
+-- out, next_block_start the durable end, reserved_ahead the IDs between
+-- (next_id + reserved_ahead * increment = next_block_start; lost as a gap
+-- if the server stops), like last_value and log_cnt of a sequence.
 CREATE VIEW id_sequences_prefetch AS
     SELECT s.name, s.strategy, s.next_block_start, p.next_id,
            coalesce(p.reserved_ahead, 0) AS reserved_ahead, p.refill_size, p.last_used
