@@ -1249,15 +1249,30 @@ ALTER TABLE id_sequences
 -- last |increment| values of bigint, so that the position after the last
 -- ID handed out (next_block_start) is a bigint too.  0 when none.  What the
 -- allocator, gapless numbers and the skip after a promotion check
--- (src/blocks); a SQL body, inlined into their statements.
+-- (src/blocks); a SQL body, inlined into their statements.  Its operators
+-- are bound when the script runs, with the extension's schema on the
+-- search_path, and it then runs as the allocator (a superuser) and as the
+-- owner of id_sequences: every operator is pg_catalog's, by name, and
+-- every operand numeric, so that none created in that schema beforehand
+-- (say -(bigint, numeric)) is bound instead.
 CREATE FUNCTION seq_room(next bigint, increment bigint, min_value bigint, max_value bigint)
     RETURNS numeric
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN increment > 0 AND next::numeric <= least(max_value::numeric, 9223372036854775807 - increment::numeric)
-        THEN div(least(max_value::numeric, 9223372036854775807 - increment::numeric) - next::numeric,
-                 increment::numeric) + 1
-        WHEN increment < 0 AND next::numeric >= greatest(min_value::numeric, -9223372036854775808 - increment::numeric)
-        THEN div(greatest(min_value::numeric, -9223372036854775808 - increment::numeric) - next::numeric,
-                 increment::numeric) + 1
-        ELSE 0 END;
+        WHEN increment::pg_catalog.numeric OPERATOR(pg_catalog.>) 0::pg_catalog.numeric
+             AND next::pg_catalog.numeric OPERATOR(pg_catalog.<=)
+                 least(max_value::pg_catalog.numeric,
+                       9223372036854775807::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+        THEN pg_catalog.div(least(max_value::pg_catalog.numeric,
+                                  9223372036854775807::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+                            OPERATOR(pg_catalog.-) next::pg_catalog.numeric,
+                            increment::pg_catalog.numeric) OPERATOR(pg_catalog.+) 1::pg_catalog.numeric
+        WHEN increment::pg_catalog.numeric OPERATOR(pg_catalog.<) 0::pg_catalog.numeric
+             AND next::pg_catalog.numeric OPERATOR(pg_catalog.>=)
+                 greatest(min_value::pg_catalog.numeric,
+                          (-9223372036854775808)::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+        THEN pg_catalog.div(greatest(min_value::pg_catalog.numeric,
+                                     (-9223372036854775808)::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+                            OPERATOR(pg_catalog.-) next::pg_catalog.numeric,
+                            increment::pg_catalog.numeric) OPERATOR(pg_catalog.+) 1::pg_catalog.numeric
+        ELSE 0::pg_catalog.numeric END;
