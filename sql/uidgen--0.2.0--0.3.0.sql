@@ -921,7 +921,7 @@ BEGIN
     END IF;
     next_unused := @extschema@.seq_next_unused(cur);
     new_format := CASE WHEN format IS NULL THEN cur.format ELSE nullif(format, '') END;
-    IF new_format IS NOT NULL AND next_unused < 0 THEN
+    IF new_format IS NOT NULL AND cur.increment > 0 AND next_unused < 0 THEN
         RAISE EXCEPTION 'block sequence "%" cannot have a format while it hands out negative numbers', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('Its next number is %s; formatted numbers must not be negative.', next_unused);
