@@ -803,19 +803,32 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('min_value is %s and max_value is %s.', min_value, max_value);
     END IF;
-    IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+    IF increment > 0 AND start > max_value THEN
         RAISE EXCEPTION 'start must not be greater than max_value'
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('start is %s and max_value is %s; with increment %s no ID is issued above %s.',
                                   start, max_value, increment,
                                   least(max_value::numeric, 9223372036854775807 - increment::numeric));
     END IF;
-    IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+    -- within max_value, but within the increment of the last bigint
+    IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+        RAISE EXCEPTION 'start must not be greater than %', 9223372036854775807 - increment
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; with increment %s no ID is issued above %s, so that the position after the last ID is a bigint.',
+                                  start, increment, 9223372036854775807 - increment);
+    END IF;
+    IF increment < 0 AND start < min_value THEN
         RAISE EXCEPTION 'start must not be less than min_value'
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('start is %s and min_value is %s; with increment %s no ID is issued below %s.',
                                   start, min_value, increment,
                                   greatest(min_value::numeric, -9223372036854775808 - increment::numeric));
+    END IF;
+    IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+        RAISE EXCEPTION 'start must not be less than %', -9223372036854775808 - increment
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; with increment %s no ID is issued below %s, so that the position after the last ID is a bigint.',
+                                  start, increment, -9223372036854775808 - increment);
     END IF;
     IF strategy = 'sequence' AND increment <> 1 THEN
         RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
