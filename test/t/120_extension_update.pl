@@ -271,6 +271,7 @@ for my $re (
 	qr/^function uuidv7\(timestamp with time zone\) .* src='uuidv7_at' /m,
 	qr/^member function (public\.)?uuidv7\(\) comment='deprecated alias of uuidv7_next\(\)/m,
 	qr/^member function seq_create\(text,bigint,integer,bigint,text,text,text,bigint,bigint\) /m,
+	qr/^member function seq_room\(bigint,bigint,bigint,bigint\) /m,
 	qr/^column id_sequences \d+ format type=text notnull=f /m,
 	qr/^column id_sequences \d+ time_zone type=text notnull=t default='UTC'::text /m,
 	qr/^constraint id_sequences id_sequences_format_check CHECK /m,
