@@ -157,35 +157,25 @@ outcome_exhausted(const char *name, const AllocResult *res, const char *what)
 {
 	bool		down = res->increment < 0;
 	bool		ids = strcmp(what, "IDs") == 0;
+	int64		n = res->requested;
+	int64		next = res->next_block_start;
 
-	if (!down && ids)
-		ereport(ERROR,
-				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-				 errmsg("block sequence \"%s\" has reached its maximum value", name),
-				 errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".",
-						   res->requested, res->next_block_start, res->bound),
-				 errhint("Raise max_value with seq_alter(), which also clears the exhausted flag.")));
-	else if (!down)
-		ereport(ERROR,
-				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-				 errmsg("block sequence \"%s\" has reached its maximum value", name),
-				 errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".",
-						   res->requested, res->next_block_start, res->bound),
-				 errhint("Raise max_value with seq_alter(); a smaller request may still fit.")));
-	else if (ids)
-		ereport(ERROR,
-				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-				 errmsg("block sequence \"%s\" has reached its minimum value", name),
-				 errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".",
-						   res->requested, res->next_block_start, res->bound),
-				 errhint("Lower min_value with seq_alter(), which also clears the exhausted flag.")));
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-				 errmsg("block sequence \"%s\" has reached its minimum value", name),
-				 errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".",
-						   res->requested, res->next_block_start, res->bound),
-				 errhint("Lower min_value with seq_alter(); a smaller request may still fit.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 down ? errmsg("block sequence \"%s\" has reached its minimum value", name) :
+			 errmsg("block sequence \"%s\" has reached its maximum value", name),
+			 ids ? (down ?
+					errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".", n, next, res->bound) :
+					errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".", n, next, res->bound)) :
+			 (down ?
+			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".", n, next, res->bound) :
+			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".", n, next, res->bound)),
+			 ids ? (down ?
+					errhint("Lower min_value with seq_alter(), which also clears the exhausted flag.") :
+					errhint("Raise max_value with seq_alter(), which also clears the exhausted flag.")) :
+			 (down ?
+			  errhint("Lower min_value with seq_alter(); a smaller request may still fit.") :
+			  errhint("Raise max_value with seq_alter(); a smaller request may still fit."))));
 }
 
 /* Raise the error a failed reservation stands for. */
