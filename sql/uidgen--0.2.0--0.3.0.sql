@@ -737,7 +737,7 @@ DROP FUNCTION seq_alter(text, integer, bigint);
 -- in the caller's own transaction (src/blocks/gapless.c).
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            block_size integer DEFAULT 1000,
-                           max_value bigint DEFAULT 9223372036854775807,
+                           max_value bigint DEFAULT NULL,
                            strategy text DEFAULT 'table',
                            format text DEFAULT NULL,
                            time_zone text DEFAULT 'UTC',
@@ -751,12 +751,15 @@ DECLARE
     nsp regnamespace;
     seq regclass;
 BEGIN
-    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+    IF name IS NULL OR start IS NULL OR block_size IS NULL
        OR strategy IS NULL OR time_zone IS NULL OR increment IS NULL
        OR min_value IS NULL THEN
-        RAISE EXCEPTION 'arguments of seq_create() other than format must not be null'
+        RAISE EXCEPTION 'arguments of seq_create() other than format and max_value must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- no ID above max_value: counting down, start unless given
+    max_value := coalesce(max_value, CASE WHEN increment < 0 THEN start
+                                          ELSE 9223372036854775807 END);
     -- formatted numbers (section at the end): '' is no format; a bad
     -- format or time zone fails (22023) in the CHECK of id_sequences
     format := nullif(format, '');
@@ -803,12 +806,15 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('min_value is %s and max_value is %s.', min_value, max_value);
     END IF;
-    IF increment > 0 AND start > max_value THEN
+    IF start > max_value THEN
         RAISE EXCEPTION 'start must not be greater than max_value'
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and max_value is %s; with increment %s no ID is issued above %s.',
-                                  start, max_value, increment,
-                                  least(max_value::numeric, 9223372036854775807 - increment::numeric));
+                  DETAIL = format('start is %s and max_value is %s.', start, max_value);
+    END IF;
+    IF start < min_value THEN
+        RAISE EXCEPTION 'start must not be less than min_value'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and min_value is %s.', start, min_value);
     END IF;
     -- within max_value, but within the increment of the last bigint
     IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
@@ -816,13 +822,6 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('start is %s; with increment %s no ID is issued above %s, so that the position after the last ID is a bigint.',
                                   start, increment, 9223372036854775807 - increment);
-    END IF;
-    IF increment < 0 AND start < min_value THEN
-        RAISE EXCEPTION 'start must not be less than min_value'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and min_value is %s; with increment %s no ID is issued below %s.',
-                                  start, min_value, increment,
-                                  greatest(min_value::numeric, -9223372036854775808 - increment::numeric));
     END IF;
     IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
         RAISE EXCEPTION 'start must not be less than %', -9223372036854775808 - increment
