@@ -196,3 +196,14 @@ SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') A
 
 SELECT seq_drop(n) FROM unnest(ARRAY['inv', 'berlin', 'plainseq', 'empty_fmt', 'order36',
                                      'negseq', 'glf', 'sqf']) n;
+
+-- review (steps): a formatted sequence counting down to 0 that has handed
+-- out its last number (next_block_start -1) can still be altered
+SELECT seq_create('fdown', start => 5, increment => -3, min_value => 0, max_value => 999,
+                  format => 'F{n:3}');
+SELECT seq_next_text('fdown'), seq_next_text('fdown');
+SELECT pg_temp.err($$SELECT seq_next('fdown')$$);
+SELECT seq_alter('fdown', block_size => 10);
+SELECT seq_alter('fdown', min_value => 0, format => 'G{n:3}');
+SELECT next_block_start, block_size, format, exhausted FROM id_sequences WHERE name = 'fdown';
+SELECT seq_drop('fdown');

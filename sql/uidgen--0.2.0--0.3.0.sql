@@ -144,9 +144,9 @@ CREATE FUNCTION seq_unprefetch(name text, next_block_start bigint) RETURNS bigin
 REVOKE ALL ON FUNCTION seq_unprefetch(text, bigint) FROM PUBLIC;
 
 -- id_sequences with the carving position: next_id is the next ID handed
--- out, next_block_start the durable end, reserved_ahead what lies between
--- (lost as a gap if the server stops), like last_value and log_cnt of a
--- sequence.
+-- out, next_block_start the durable end, reserved_ahead the IDs between
+-- (next_id + reserved_ahead * increment = next_block_start; lost as a gap
+-- if the server stops), like last_value and log_cnt of a sequence.
 CREATE VIEW id_sequences_prefetch AS
     SELECT s.name, s.strategy, s.next_block_start, p.next_id,
            coalesce(p.reserved_ahead, 0) AS reserved_ahead, p.refill_size, p.last_used
@@ -737,7 +737,7 @@ DROP FUNCTION seq_alter(text, integer, bigint);
 -- in the caller's own transaction (src/blocks/gapless.c).
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            block_size integer DEFAULT 1000,
-                           max_value bigint DEFAULT 9223372036854775807,
+                           max_value bigint DEFAULT NULL,
                            strategy text DEFAULT 'table',
                            format text DEFAULT NULL,
                            time_zone text DEFAULT 'UTC',
@@ -751,12 +751,15 @@ DECLARE
     nsp regnamespace;
     seq regclass;
 BEGIN
-    IF name IS NULL OR start IS NULL OR block_size IS NULL OR max_value IS NULL
+    IF name IS NULL OR start IS NULL OR block_size IS NULL
        OR strategy IS NULL OR time_zone IS NULL OR increment IS NULL
        OR min_value IS NULL THEN
-        RAISE EXCEPTION 'arguments of seq_create() other than format must not be null'
+        RAISE EXCEPTION 'arguments of seq_create() other than format and max_value must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- no ID above max_value: counting down, start unless given
+    max_value := coalesce(max_value, CASE WHEN increment < 0 THEN start
+                                          ELSE 9223372036854775807 END);
     -- formatted numbers (section at the end): '' is no format; a bad
     -- format or time zone fails (22023) in the CHECK of id_sequences
     format := nullif(format, '');
@@ -803,19 +806,28 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('min_value is %s and max_value is %s.', min_value, max_value);
     END IF;
-    IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+    IF start > max_value THEN
         RAISE EXCEPTION 'start must not be greater than max_value'
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and max_value is %s; with increment %s no ID is issued above %s.',
-                                  start, max_value, increment,
-                                  least(max_value::numeric, 9223372036854775807 - increment::numeric));
+                  DETAIL = format('start is %s and max_value is %s.', start, max_value);
     END IF;
-    IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+    IF start < min_value THEN
         RAISE EXCEPTION 'start must not be less than min_value'
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('start is %s and min_value is %s; with increment %s no ID is issued below %s.',
-                                  start, min_value, increment,
-                                  greatest(min_value::numeric, -9223372036854775808 - increment::numeric));
+                  DETAIL = format('start is %s and min_value is %s.', start, min_value);
+    END IF;
+    -- within max_value, but within the increment of the last bigint
+    IF increment > 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+        RAISE EXCEPTION 'start must not be greater than %', 9223372036854775807 - increment
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; with increment %s no ID is issued above %s, so that the position after the last ID is a bigint.',
+                                  start, increment, 9223372036854775807 - increment);
+    END IF;
+    IF increment < 0 AND @extschema@.seq_room(start, increment, min_value, max_value) = 0 THEN
+        RAISE EXCEPTION 'start must not be less than %', -9223372036854775808 - increment
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s; with increment %s no ID is issued below %s, so that the position after the last ID is a bigint.',
+                                  start, increment, -9223372036854775808 - increment);
     END IF;
     IF strategy = 'sequence' AND increment <> 1 THEN
         RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
@@ -921,7 +933,7 @@ BEGIN
     END IF;
     next_unused := @extschema@.seq_next_unused(cur);
     new_format := CASE WHEN format IS NULL THEN cur.format ELSE nullif(format, '') END;
-    IF new_format IS NOT NULL AND next_unused < 0 THEN
+    IF new_format IS NOT NULL AND cur.increment > 0 AND next_unused < 0 THEN
         RAISE EXCEPTION 'block sequence "%" cannot have a format while it hands out negative numbers', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('Its next number is %s; formatted numbers must not be negative.', next_unused);
@@ -1006,15 +1018,30 @@ ALTER TABLE id_sequences
 -- last |increment| values of bigint, so that the position after the last
 -- ID handed out (next_block_start) is a bigint too.  0 when none.  What the
 -- allocator, gapless numbers and the skip after a promotion check
--- (src/blocks); a SQL body, inlined into their statements.
+-- (src/blocks); a SQL body, inlined into their statements.  Its operators
+-- are bound when the script runs, with the extension's schema on the
+-- search_path, and it then runs as the allocator (a superuser) and as the
+-- owner of id_sequences: every operator is pg_catalog's, by name, and
+-- every operand numeric, so that none created in that schema beforehand
+-- (say -(bigint, numeric)) is bound instead.
 CREATE FUNCTION seq_room(next bigint, increment bigint, min_value bigint, max_value bigint)
     RETURNS numeric
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN increment > 0 AND next::numeric <= least(max_value::numeric, 9223372036854775807 - increment::numeric)
-        THEN div(least(max_value::numeric, 9223372036854775807 - increment::numeric) - next::numeric,
-                 increment::numeric) + 1
-        WHEN increment < 0 AND next::numeric >= greatest(min_value::numeric, -9223372036854775808 - increment::numeric)
-        THEN div(greatest(min_value::numeric, -9223372036854775808 - increment::numeric) - next::numeric,
-                 increment::numeric) + 1
-        ELSE 0 END;
+        WHEN increment::pg_catalog.numeric OPERATOR(pg_catalog.>) 0::pg_catalog.numeric
+             AND next::pg_catalog.numeric OPERATOR(pg_catalog.<=)
+                 least(max_value::pg_catalog.numeric,
+                       9223372036854775807::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+        THEN pg_catalog.div(least(max_value::pg_catalog.numeric,
+                                  9223372036854775807::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+                            OPERATOR(pg_catalog.-) next::pg_catalog.numeric,
+                            increment::pg_catalog.numeric) OPERATOR(pg_catalog.+) 1::pg_catalog.numeric
+        WHEN increment::pg_catalog.numeric OPERATOR(pg_catalog.<) 0::pg_catalog.numeric
+             AND next::pg_catalog.numeric OPERATOR(pg_catalog.>=)
+                 greatest(min_value::pg_catalog.numeric,
+                          (-9223372036854775808)::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+        THEN pg_catalog.div(greatest(min_value::pg_catalog.numeric,
+                                     (-9223372036854775808)::pg_catalog.numeric OPERATOR(pg_catalog.-) increment::pg_catalog.numeric)
+                            OPERATOR(pg_catalog.-) next::pg_catalog.numeric,
+                            increment::pg_catalog.numeric) OPERATOR(pg_catalog.+) 1::pg_catalog.numeric
+        ELSE 0::pg_catalog.numeric END;

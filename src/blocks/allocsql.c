@@ -571,6 +571,8 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	args[0] = CStringGetTextDatum(works[0].name);
 	if (alloc_serve_fast(works, count, args[0]))
 		return;
+	/* (a row locked then, or changed since the statement's snapshot) */
+	CRASH_POINT("alloc-after-fast-miss");
 	if (SPI_execute_plan(plan_lock, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_plan failed on id_sequences");
 	if (SPI_processed == 0)
@@ -609,8 +611,11 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		int64		n = works[i].n > 0 ? works[i].n : block_size;
 		uint64		room = exhausted ? 0 : alloc_room(next, increment, min_value, max_value);
 
-		/* a refill of the cache takes what is left, if it is short */
-		n = works[i].for_cache && room > 0 ? Min(n, (int64) room) : n;
+		/*
+		 * a refill of the cache takes what is left, if it is short (room
+		 * may exceed PG_INT64_MAX counting by one: compared unsigned)
+		 */
+		n = works[i].for_cache && room > 0 && room < (uint64) n ? (int64) room : n;
 		r->requested = n;
 		r->block_size = block_size;
 		r->increment = increment;

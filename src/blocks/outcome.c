@@ -149,25 +149,33 @@ outcome_wait(const char *name, const AllocResult *res)
 /*
  * Raise 2200H for a request that does not fit (res: ALLOC_EXHAUSTED):
  * "what" the caller asked for, IDs or numbers; a gapless sequence (numbers)
- * sets no exhausted flag.
+ * sets no exhausted flag.  Each message is written out whole, per
+ * direction, so that it can be translated (no fragments).
  */
 void
 outcome_exhausted(const char *name, const AllocResult *res, const char *what)
 {
 	bool		down = res->increment < 0;
-	bool		flag = strcmp(what, "IDs") == 0;
+	bool		ids = strcmp(what, "IDs") == 0;
+	int64		n = res->requested;
+	int64		next = res->next_block_start;
 
 	ereport(ERROR,
 			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-			 errmsg("block sequence \"%s\" has reached its %s value", name,
-					down ? "minimum" : "maximum"),
-			 errdetail("The request for " INT64_FORMAT " %s does not fit: next_block_start is " INT64_FORMAT " and %s is " INT64_FORMAT ".",
-					   res->requested, what, res->next_block_start,
-					   down ? "min_value" : "max_value", res->bound),
-			 errhint("%s %s with seq_alter()%s", down ? "Lower" : "Raise",
-					 down ? "min_value" : "max_value",
-					 flag ? ", which also clears the exhausted flag." :
-					 "; a smaller request may still fit.")));
+			 down ? errmsg("block sequence \"%s\" has reached its minimum value", name) :
+			 errmsg("block sequence \"%s\" has reached its maximum value", name),
+			 ids ? (down ?
+					errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".", n, next, res->bound) :
+					errdetail("The request for " INT64_FORMAT " IDs does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".", n, next, res->bound)) :
+			 (down ?
+			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".", n, next, res->bound) :
+			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".", n, next, res->bound)),
+			 ids ? (down ?
+					errhint("Lower min_value with seq_alter(), which also clears the exhausted flag.") :
+					errhint("Raise max_value with seq_alter(), which also clears the exhausted flag.")) :
+			 (down ?
+			  errhint("Lower min_value with seq_alter(); a smaller request may still fit.") :
+			  errhint("Raise max_value with seq_alter(); a smaller request may still fit."))));
 }
 
 /* Raise the error a failed reservation stands for. */

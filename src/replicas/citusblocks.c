@@ -10,11 +10,16 @@
  * a worker is served from a block the worker reserved from the coordinator
  * the same way (hi-lo across nodes: the sequence's block_size IDs at a
  * time), kept in this module's shared memory for every backend of the
- * worker.  seq_create(), seq_alter(), seq_advance() and seq_drop() on a
- * worker run on the coordinator (seq_coordinator_call(), from their SQL);
- * the coordinator's seq_alter(), seq_advance() and seq_drop() then have
- * every worker forget the blocks it holds of that sequence (seq_forget(),
- * through run_command_on_workers()), and fail if a worker does not answer.
+ * worker.  A block is first, first + increment, ..., last (below first
+ * when the sequence descends): the coordinator answers the row's increment
+ * in the statement that reserves the range; the worker keeps the next ID,
+ * how many are left and the increment, and never computes a value past
+ * the last (no overflow at the int64 edges).  seq_create(), seq_alter(),
+ * seq_advance() and seq_drop() on a worker run on the coordinator
+ * (seq_coordinator_call(), from their SQL); the coordinator's seq_alter(),
+ * seq_advance() and seq_drop() then have every worker forget the blocks it
+ * holds of that sequence (seq_forget(), through run_command_on_workers()),
+ * and fail if a worker does not answer.
  *
  * The worker reaches the coordinator through replicas/citusconn.c
  * (libpq, bounded by uidgen.block_timeout).  With the coordinator
@@ -113,7 +118,8 @@ typedef struct RemoteEntry
 	char		name[NAMEDATALEN];
 	slock_t		mutex;
 	int64		next;			/* next ID to hand out */
-	int64		last;			/* last ID of the block; next > last: empty */
+	uint64		left;			/* IDs left in the block, next's included; 0: empty */
+	int64		increment;		/* the block's step: next's successor is next + increment */
 	uint64		expires;		/* boot-time ticks: the block's lease ends */
 	bool		refilling;		/* a backend is reserving the next block */
 	uint64		generation;		/* bumped by seq_forget() */
@@ -142,7 +148,8 @@ citusblocks_shmem_init(void *mem)
 	{
 		SpinLockInit(&rs->entries[i].mutex);
 		rs->entries[i].next = 1;
-		rs->entries[i].last = 0;
+		rs->entries[i].left = 0;
+		rs->entries[i].increment = 1;
 	}
 }
 
@@ -239,10 +246,12 @@ citusblocks_remote(void)
 
 /*
  * Reserve "n" IDs of "name" on the coordinator (0: its block_size),
- * committed there before this returns.
+ * committed there before this returns; with the row's increment, read in
+ * the same statement.
  */
-void
-citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
+static void
+citusblocks_reserve_step(const char *name, int64 n, int64 *first, int64 *last,
+						 int64 *increment)
 {
 	char		count[32];
 	const char *params[2] = {name, count};
@@ -254,17 +263,20 @@ citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
 	 * A gapless sequence's numbers belong to a transaction on the
 	 * coordinator, which a worker's statement is not part of: the
 	 * reservation runs only if the row is not gapless (no row: the
-	 * coordinator's own error), and no row comes back if it is.
+	 * coordinator's own error), and no row comes back if it is.  The
+	 * increment is the row's in the statement's snapshot, the range may be
+	 * of a later one: a change of the increment committed in between has
+	 * waited out the refill's lease (seq_lock_row()), so that range comes
+	 * back too late to be served (citusblocks_refill()).
 	 */
-	sql = psprintf("SELECT r.first_id, r.last_id"
-				   " FROM (SELECT (SELECT s.strategy FROM %s.id_sequences s"
-				   " WHERE s.name = $1) AS strategy) q,"
+	sql = psprintf("SELECT r.first_id, r.last_id, q.increment"
+				   " FROM (SELECT s.strategy, s.increment FROM (SELECT) one"
+				   " LEFT JOIN %s.id_sequences s ON s.name = $1) q,"
 				   " LATERAL (SELECT * FROM %s.seq_reserve_block($1%s)"
 				   " WHERE q.strategy IS DISTINCT FROM 'gapless') r",
-				   citusblocks_schema(), citusblocks_schema(),
-				   n > 0 ? ", $2::bigint" : "");
+				   citusblocks_schema(), citusblocks_schema(), n > 0 ? ", $2::bigint" : "");
 	res = citusconn_exec(sql, n > 0 ? 2 : 1, params);
-	if (PQntuples(res) == 0 && PQnfields(res) == 2)
+	if (PQntuples(res) == 0 && PQnfields(res) == 3)
 	{
 		PQclear(res);
 		ereport(ERROR,
@@ -273,14 +285,42 @@ citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
 				 errdetail("Its numbers are taken in the caller's transaction on the coordinator, which a statement on a worker is not part of."),
 				 errhint("Take gapless numbers on the coordinator, or use strategy 'table' for values set on workers.")));
 	}
-	if (PQntuples(res) != 1 || PQnfields(res) != 2)
+	if (PQntuples(res) != 1 || PQnfields(res) != 3)
 	{
 		PQclear(res);
 		elog(ERROR, "unexpected answer of the citus coordinator to seq_reserve_block()");
 	}
 	*first = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	*last = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	/* no row when the statement began (created since): no increment, 0 */
+	*increment = PQgetisnull(res, 0, 2) ? 0 : strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	PQclear(res);
+}
+
+/* seq_reserve_block() on a worker: as citusblocks_reserve_step(). */
+void
+citusblocks_reserve(const char *name, int64 n, int64 *first, int64 *last)
+{
+	int64		increment;
+
+	citusblocks_reserve_step(name, n, first, last, &increment);
+}
+
+/*
+ * How many IDs first, first + increment, ..., last are (0: the three do
+ * not make such a list), without overflow at the int64 edges.
+ */
+static uint64
+citusblocks_count(int64 first, int64 last, int64 increment)
+{
+	bool		up = increment > 0;
+	uint64		span = up ? (uint64) last - (uint64) first : (uint64) first - (uint64) last;
+	uint64		step = up ? (uint64) increment : (uint64) 0 - (uint64) increment;
+
+	if (increment == 0 || (up ? last < first : last > first) ||
+		span % step != 0 || span / step == PG_UINT64_MAX)
+		return 0;
+	return span / step + 1;
 }
 
 /*
@@ -324,7 +364,7 @@ citusblocks_entry(const char *name, bool create)
 		{
 			/* a free entry, or one that holds nothing and is not refilling */
 			SpinLockAcquire(&e->mutex);
-			if (e->dbid == InvalidOid || (e->next > e->last && !e->refilling))
+			if (e->dbid == InvalidOid || (e->left == 0 && !e->refilling))
 				spare = e;
 			SpinLockRelease(&e->mutex);
 		}
@@ -335,7 +375,8 @@ citusblocks_entry(const char *name, bool create)
 		spare->dbid = MyDatabaseId;
 		strlcpy(spare->name, name, NAMEDATALEN);
 		spare->next = 1;
-		spare->last = 0;
+		spare->left = 0;
+		spare->increment = 1;
 		spare->generation++;
 		SpinLockRelease(&spare->mutex);
 		found = spare;
@@ -361,8 +402,11 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 {
 	int64		first = 0;
 	int64		last = -1;
+	int64		increment = 1;
+	uint64		count;
 	bool		kept;
 	uint64		start = clock_boottime_ticks();	/* a suspend counts */
+	uint64		expires;
 	int			lease_ms = 0;
 
 	/*
@@ -375,18 +419,32 @@ citusblocks_refill(RemoteEntry *e, const char *name, uint64 generation)
 	{
 		/* the lease first, timed from before it was asked for */
 		lease_ms = citusblocks_lease(name);
-		citusblocks_reserve(name, 0, &first, &last);
+		citusblocks_reserve_step(name, 0, &first, &last, &increment);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(citusblocks_refill_abort, PointerGetDatum(e));
 	CRASH_POINT("citus-refill-after-reserve");
+	expires = start + UIDGEN_MS_TO_TICKS(Max(lease_ms, 0));
+	/*
+	 * A range off the increment read with it was reserved after a change
+	 * of the increment committed, which waited this lease out: a gap, as
+	 * any late refill.  Within its lease it would be a fault.
+	 */
+	count = citusblocks_count(first, last, increment);
+	if (count == 0 && clock_boottime_ticks() < expires)
+	{
+		citusblocks_refill_abort(0, PointerGetDatum(e));
+		elog(ERROR, "the citus coordinator answered a range of sequence \"%s\" that its increment does not step through: "
+			 INT64_FORMAT " to " INT64_FORMAT " by " INT64_FORMAT, name, first, last, increment);
+	}
 	SpinLockAcquire(&e->mutex);
 	e->refilling = false;
-	kept = e->generation == generation;
+	kept = e->generation == generation && count > 0;
 	if (kept)
 	{
 		e->next = first;
-		e->last = last;
-		e->expires = start + UIDGEN_MS_TO_TICKS(Max(lease_ms, 0));
+		e->left = count;
+		e->increment = increment;
+		e->expires = expires;
 	}
 	SpinLockRelease(&e->mutex);
 	return kept;
@@ -437,12 +495,15 @@ citusblocks_next(const char *name)
 		if (e->dbid == MyDatabaseId && strcmp(e->name, name) == 0)
 		{
 			/* the lease ran out (read now, locked): the rest is a gap */
-			if (e->next <= e->last && clock_boottime_ticks() >= e->expires)
-				e->next = e->last + 1;
-			if (e->next <= e->last)
+			if (e->left > 0 && clock_boottime_ticks() >= e->expires)
+				e->left = 0;
+			if (e->left > 0)
 			{
-				int64		id = e->next++;
+				int64		id = e->next;
 
+				/* the successor only while there is one: never past last */
+				if (--e->left > 0)
+					e->next += e->increment;
 				SpinLockRelease(&e->mutex);
 				return id;
 			}
@@ -487,7 +548,8 @@ citusblocks_forget(Oid dbid, const char *name)
 		{
 			/* a refill under way sees the new generation and is thrown away */
 			e->next = 1;
-			e->last = 0;
+			e->left = 0;
+			e->increment = 1;
 			e->generation++;
 		}
 		SpinLockRelease(&e->mutex);

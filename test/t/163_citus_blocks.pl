@@ -13,6 +13,11 @@
 # blocks.  Distributing id_sequences is refused; forced (with
 # citus.enable_unsafe_triggers) every seq_* call is refused, with a hint
 # that undoes it (undistribute_table() cannot: the extension owns it).
+# With a step (issue 22, part 1) a worker carves the coordinator's ranges
+# with the row's increment: every node's values on the lattice, none
+# repeated, descending ones decreasing, the last value at the int64 edges
+# served without overflow, a changed increment served from the next
+# unused value.
 #
 # Needs Citus (scripts/citus.sh); skipped without.
 use strict;
@@ -141,6 +146,110 @@ is($workers[0]->safe_psql('postgres', q{SELECT seq_advance('again', 5000)}), '50
 	'seq_advance() on a worker: the coordinator answers');
 cmp_ok($workers[1]->safe_psql('postgres', q{SELECT seq_next('again')}), '>', 5000,
 	'after seq_advance() no worker serves below it');
+
+# 6b. Steps (issue 22, part 1): a worker carves the coordinator's ranges
+# with the row's increment.  Values of every node on the lattice start +
+# k*increment, none repeated, each backend's in the sequence's direction;
+# a worker's block of a descending sequence steps down by 3, one block
+# after the other; at the int64 edges the last value (one increment from
+# the edge) is served, then 2200H; seq_reserve_block() on a worker is n
+# values on the lattice.  (A block of the coordinator is block_size IDs or
+# none: the edge sequences hold 3 blocks exactly.)
+$coord->safe_psql('postgres', q{
+	SELECT seq_create('ten', start => 5, block_size => 50, increment => 10);
+	SELECT seq_create('down', start => 1000000, block_size => 40, increment => -3);
+	SELECT seq_create('edge_up', start => 9223372030854775807, block_size => 2, increment => 1000000000);
+	SELECT seq_create('edge_down', start => -9223372030854775808, block_size => 2, increment => -1000000000);
+});
+# one backend of a worker, nobody else: 100 values of three blocks of 40
+my ($src, $out, $serr) = $workers[0]->psql('postgres',
+	q{SELECT seq_next('down') FROM generate_series(1, 100)});
+is($serr, '', 'a descending sequence on a worker: 100 values, no error');
+my @down = split /\n/, $out;
+is_deeply(\@down, [ map { 1000000 - 3 * $_ } 0 .. 99 ],
+	'a worker serves 1000000, 999997, ..., 999703: each block stepped down by 3, the next block below');
+for my $edge ([ 'edge_up', '9223372030854775807', 1 ], [ 'edge_down', '-9223372030854775808', -1 ])
+{
+	my ($seq, $start, $sign) = @$edge;
+	($src, $out, $serr) = $workers[1]->psql('postgres',
+		"SELECT seq_next('$seq') FROM generate_series(1, 6)");
+	is( $out,
+		$coord->safe_psql('postgres',
+			"SELECT (${start}::bigint + $sign * g * 1000000000::bigint)::text FROM generate_series(0, 5) g"),
+		"$seq on a worker: its 6 values, in blocks of 2, up to the last one before the int64 edge");
+	like(psql_error($workers[1], "SELECT seq_next('$seq')"), qr/ERROR:\s+2200H:/,
+		"$seq on a worker: then 2200H, nothing past the edge");
+}
+# every node at once: seq_next() of both, seq_reserve_block() of 7 of both
+my @streams;
+my @step_clients;
+for my $node (@nodes)
+{
+	for my $seq ('ten', 'down')
+	{
+		push @step_clients, start_clients($node,
+			("SELECT seq_next('$seq') FROM generate_series(1, 100);\n" x 5) x 2,
+			"SELECT first_id, last_id FROM seq_reserve_block('$seq', 7);\n" x 20);
+		push @streams, [ $node->name, $seq, $step_clients[-1] ];
+	}
+}
+stop_clients($_) for @step_clients;
+is(join('', map { client_errors($_) } @step_clients), '', 'steps on every node at once: no error');
+my %inc = (ten => 10, down => -3);
+my %origin = (ten => 5, down => 1000000);
+my (%seen, @off, @repeated, @backwards, @bad_ranges);
+$seen{down}{$_}++ for @down;
+my %from_workers = (ten => 0, down => 0);
+for my $stream (@streams)
+{
+	my ($node, $seq, $clients) = @$stream;
+	my $inc = $inc{$seq};
+	for my $c (@$clients[0, 1])
+	{
+		my @v = split /\n/, slurp_file($c->{out});
+		for my $i (0 .. $#v)
+		{
+			push @off, "$node $seq $v[$i]" if ($v[$i] - $origin{$seq}) % $inc != 0;
+			push @repeated, "$seq $v[$i]" if $seen{$seq}{ $v[$i] }++;
+			push @backwards, "$node $seq $v[$i-1] $v[$i]"
+			  if $i > 0 && ($v[$i] - $v[ $i - 1 ]) * $inc <= 0;
+			$from_workers{$seq}++ if $node ne $coord->name;
+		}
+	}
+	for my $line (split /\n/, slurp_file($clients->[2]{out}))
+	{
+		my ($f, $l) = split /\|/, $line;
+		push @bad_ranges, "$node $seq $f $l"
+		  if ($f - $origin{$seq}) % $inc != 0 || $l != $f + 6 * $inc;
+		for my $k (0 .. 6)
+		{
+			push @repeated, "$seq range " . ($f + $k * $inc) if $seen{$seq}{ $f + $k * $inc }++;
+		}
+	}
+}
+my $count = 0;
+$count += scalar(keys %{ $seen{$_} }) for keys %seen;
+cmp_ok($from_workers{$_}, '==', 2000, "$_: 2000 values of seq_next() from the workers") for ('ten', 'down');
+is($count, 2 * 3 * (1000 + 140) + 100, 'every value and range counted (ten, down: 3 nodes x (1000 + 20 x 7), and the 100 above)')
+  or diag("counted $count");
+is(join(', ', @off[0 .. ($#off < 4 ? $#off : 4)]), '', 'every value of seq_next() on its lattice (start + k*increment)');
+is(join(', ', @repeated[0 .. ($#repeated < 4 ? $#repeated : 4)]), '',
+	'no value repeated across the coordinator and the workers, ranges included');
+is(join(', ', @backwards[0 .. ($#backwards < 4 ? $#backwards : 4)]), '',
+	"each backend's values in the sequence's direction (down: decreasing)");
+is(join(', ', @bad_ranges[0 .. ($#bad_ranges < 4 ? $#bad_ranges : 4)]), '',
+	'seq_reserve_block(seq, 7) on every node: first on the lattice, last = first + 6*increment');
+# seq_alter() of the increment while a worker holds a block: the worker
+# serves the new step from the next unused value, above all it served
+my $before = $workers[0]->safe_psql('postgres', q{SELECT seq_next('ten')});
+$coord->safe_psql('postgres', q{SELECT seq_alter('ten', increment => 20)});
+my @after = split /\n/, $workers[0]->safe_psql('postgres',
+	q{SELECT seq_next('ten') FROM generate_series(1, 5)});
+my $max_ten = (sort { $b <=> $a } keys %{ $seen{ten} })[0];
+cmp_ok($after[0], '>', ($max_ten > $before ? $max_ten : $before),
+	"after seq_alter(increment => 20) the worker serves above every value of 'ten' handed out");
+is_deeply([ map { $_ - $after[0] } @after ], [ 0, 20, 40, 60, 80 ],
+	'and steps by the new increment, 20');
 
 # Figures (no check: for docs/citus.md): seq_next() rows/s, 100,000 in
 # one statement, on the coordinator and on a worker, block_size 1000.
