@@ -231,7 +231,13 @@ SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => 1000000001)$$);
 SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => -1000000001)$$);
 SELECT pg_temp.err($$SELECT seq_create('st_bad', increment => NULL)$$);
 SELECT pg_temp.err($$SELECT seq_create('st_bad', min_value => NULL)$$);
-SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, increment => -1, min_value => 6)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, increment => -1, min_value => 6, max_value => 100)$$);
+-- start outside min_value..max_value, in either direction: 22023
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, min_value => 6)$$);
+SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 101, increment => -1, max_value => 100)$$);
+-- counting down, max_value is start unless given
+SELECT seq_create('st_dmax', start => 7, increment => -2);
+SELECT max_value, min_value FROM id_sequences WHERE name = 'st_dmax';
 SELECT pg_temp.err($$SELECT seq_create('st_bad', start => 5, min_value => 10, max_value => 9)$$);
 SELECT count(*) FROM id_sequences WHERE name = 'st_bad';
 SELECT seq_create('st_max', increment => 1000000000);
