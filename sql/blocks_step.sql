@@ -135,6 +135,15 @@ SELECT seq_create('st_dalt', start => 0, increment => -1, block_size => 10);
 SELECT seq_next('st_dalt'), seq_next('st_dalt');
 SELECT seq_alter('st_dalt', increment => -100);
 SELECT seq_next('st_dalt'), seq_next('st_dalt');
+-- the near bound cannot pass the next ID (22023): it would be handed out
+-- outside min_value..max_value
+SELECT pg_temp.err($$SELECT seq_alter('st_dalt', max_value => -300)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_alt', min_value => 1000)$$);
+SELECT seq_alter('st_dalt', max_value => -201);
+-- (the refused calls freed the prefetched values: a gap, whose size the
+-- refill sizing decides)
+SELECT v <= -201 AS within_max, (v + 2) % 100 = 0 AS on_step
+  FROM seq_next('st_dalt') AS v;
 SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 0)$$);
 SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 1000000001)$$);
 

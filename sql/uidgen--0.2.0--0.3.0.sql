@@ -952,6 +952,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('IDs up to %s have been handed out.', last_used);
     END IF;
+    -- the near bound cannot pass the next ID either: it would be handed out
+    -- outside min_value..max_value
+    IF cur.increment > 0 AND min_value::numeric > next_unused THEN
+        RAISE EXCEPTION 'min_value of block sequence "%" cannot be raised above its next ID', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its next ID is %s.', next_unused);
+    END IF;
+    IF cur.increment < 0 AND max_value::numeric < next_unused THEN
+        RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below its next ID', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its next ID is %s.', next_unused);
+    END IF;
     IF cur.increment < 0 AND min_value::numeric > last_used THEN
         RAISE EXCEPTION 'min_value of block sequence "%" cannot be raised above IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
