@@ -260,6 +260,24 @@ INSERT INTO id_sequences (name, next_block_start, block_size, max_value) VALUES 
 SELECT increment, min_value FROM id_sequences WHERE name = 'st_old';
 SELECT seq_next('st_old'), seq_next('st_old');
 
+-- after a change of the increment, the far bound still cannot pass an ID
+-- handed out with the old one (1, 2, 3 handed out; the next is 4, the
+-- increment now 5): max_value -1 refused, 3 taken
+SELECT seq_create('st_farup', block_size => 10);
+SELECT seq_next('st_farup'), seq_next('st_farup'), seq_next('st_farup');
+SELECT seq_alter('st_farup', increment => 5);
+SELECT pg_temp.err($$SELECT seq_alter('st_farup', max_value => -1)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_farup', max_value => 2)$$);
+SELECT seq_alter('st_farup', max_value => 3);
+SELECT max_value FROM id_sequences WHERE name = 'st_farup';
+-- counting down: 100, 99, 98 handed out, the next 97, the increment now -5
+SELECT seq_create('st_fardown', start => 100, increment => -1, block_size => 10);
+SELECT seq_next('st_fardown'), seq_next('st_fardown'), seq_next('st_fardown');
+SELECT seq_alter('st_fardown', increment => -5);
+SELECT pg_temp.err($$SELECT seq_alter('st_fardown', min_value => 99)$$);
+SELECT seq_alter('st_fardown', min_value => 98);
+SELECT min_value FROM id_sequences WHERE name = 'st_fardown';
+
 DO $$
 DECLARE
     n text;

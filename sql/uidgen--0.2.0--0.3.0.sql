@@ -945,12 +945,14 @@ BEGIN
                                   coalesce(min_value, cur.min_value)),
                   HINT = 'Give it min_value => 0 or above.';
     END IF;
-    -- the last ID handed out, or the one before the start
-    last_used := next_unused - cur.increment;
+    -- the far bound may not pass the last ID that may have been handed
+    -- out: the one before the next, as the last step is not known (the
+    -- increment may have changed since an ID was last handed out)
+    last_used := next_unused - sign(cur.increment);
     IF cur.increment > 0 AND max_value::numeric < last_used THEN
         RAISE EXCEPTION 'max_value of block sequence "%" cannot be lowered below IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('IDs up to %s have been handed out.', last_used);
+                  DETAIL = format('IDs up to %s may have been handed out.', last_used);
     END IF;
     -- the near bound cannot pass the next ID either: it would be handed out
     -- outside min_value..max_value
@@ -967,7 +969,7 @@ BEGIN
     IF cur.increment < 0 AND min_value::numeric > last_used THEN
         RAISE EXCEPTION 'min_value of block sequence "%" cannot be raised above IDs already handed out', seq_alter.name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('IDs down to %s have been handed out.', last_used);
+                  DETAIL = format('IDs down to %s may have been handed out.', last_used);
     END IF;
     UPDATE @extschema@.id_sequences AS s
         SET block_size = coalesce(seq_alter.block_size, s.block_size),
