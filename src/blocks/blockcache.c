@@ -16,8 +16,9 @@
  * and only seq_next() uses its entry.
  *
  * Refill (Leaf's two segments): once 1/PREFETCH_TRIGGER (10%) of the last
- * range delivered is carved (counted in IDs, so in either direction), the backend that notices asks the allocator
- * (blocks/allocslots.c) for the next range and returns without waiting.
+ * range delivered is carved (counted in IDs, so in either direction), the
+ * backend that notices asks the allocator (blocks/allocslots.c) for the
+ * next range and returns without waiting.
  * The allocator commits the range (a committed UPDATE of next_block_start,
  * synchronous_commit on, so also on synchronous standbys) before it stores
  * it here; a range that continues the current one is appended to it,
@@ -282,10 +283,10 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 
 /*
  * n IDs (0: the block size) of a sequence from the shared cache, into *res
- * (see cache_take).  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE if the
- * sequence is of strategy 'sequence', whose blocks the caller asks the
- * allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless', which
- * the cache never serves.
+ * (see cache_take).  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE
+ * if the sequence is of strategy 'sequence', whose blocks the caller asks
+ * the allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless',
+ * which the cache never serves.
  */
 static CacheGot
 cache_get(const char *name, Oid funcid, int64 n, bool reserve,
