@@ -276,7 +276,7 @@ COMMIT;
 -- table nor manage sequences unless granted EXECUTE
 CREATE ROLE regress_blocks_user;
 CREATE ROLE regress_blocks_admin;
-GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text),
     seq_drop(text) TO regress_blocks_admin;
 SET ROLE regress_blocks_user;
 SELECT pg_temp.err($$INSERT INTO id_sequences (name, next_block_start, block_size, max_value) VALUES ('evil', 1, 1, 10)$$);
@@ -297,7 +297,7 @@ SELECT seq_create('delegated');
 SELECT pg_temp.err($$SELECT seq_advance('delegated', 100)$$);
 SELECT seq_drop('delegated');
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text),
     seq_drop(text) FROM regress_blocks_admin;
 DROP ROLE regress_blocks_user;
 DROP ROLE regress_blocks_admin;

@@ -5,7 +5,7 @@
 -- superuser; neither writes id_sequences directly.
 CREATE ROLE regress_uidgen_app;
 CREATE ROLE regress_uidgen_migrator;
-GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+GRANT EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text),
     seq_alter(text, integer, bigint, text, bigint, bigint), seq_advance(text, bigint), seq_drop(text)
     TO regress_uidgen_migrator;
 
@@ -35,7 +35,7 @@ RESET ROLE;
 SET ROLE regress_uidgen_migrator;
 SELECT seq_drop('priv_orders');
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint),
+REVOKE EXECUTE ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text),
     seq_alter(text, integer, bigint, text, bigint, bigint), seq_advance(text, bigint), seq_drop(text)
     FROM regress_uidgen_migrator;
 DROP ROLE regress_uidgen_app;

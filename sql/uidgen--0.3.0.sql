@@ -272,7 +272,8 @@ CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
                            format text DEFAULT NULL,
                            time_zone text DEFAULT 'UTC',
                            increment bigint DEFAULT 1,
-                           min_value bigint DEFAULT -9223372036854775808)
+                           min_value bigint DEFAULT -9223372036854775808,
+                           reset text DEFAULT 'none')
     RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -283,9 +284,17 @@ DECLARE
 BEGIN
     IF name IS NULL OR start IS NULL OR block_size IS NULL
        OR strategy IS NULL OR time_zone IS NULL OR increment IS NULL
-       OR min_value IS NULL THEN
+       OR min_value IS NULL OR reset IS NULL THEN
         RAISE EXCEPTION 'arguments of seq_create() other than format and max_value must not be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- numbering per period (section at the end): restarts at start, its
+    -- min_value; max_value by default the widest count the period leaves
+    IF reset <> 'none' THEN
+        PERFORM @extschema@.seq_period_check(reset, strategy, start, increment, min_value,
+                                             max_value, nullif(format, ''));
+        max_value := coalesce(max_value, @extschema@.seq_period_max(reset));
+        min_value := start;
     END IF;
     -- no ID above max_value: counting down, start unless given
     max_value := coalesce(max_value, CASE WHEN increment < 0 THEN start
@@ -308,7 +317,7 @@ BEGIN
     IF @extschema@.seq_on_coordinator() THEN
         PERFORM @extschema@.seq_coordinator_call('seq_create',
             ARRAY[name, start::text, block_size::text, max_value::text, strategy,
-                  format, time_zone, increment::text, min_value::text]);
+                  format, time_zone, increment::text, min_value::text, reset]);
         RETURN;
     END IF;
     IF name = '' THEN
@@ -379,10 +388,10 @@ BEGIN
     END IF;
     INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
                                                strategy, sequence, format, time_zone,
-                                               increment, min_value)
+                                               increment, min_value, reset)
         VALUES (seq_create.name, seq_create.start, seq_create.block_size, seq_create.max_value,
                 seq_create.strategy, seq, seq_create.format, seq_create.time_zone,
-                seq_create.increment, seq_create.min_value);
+                seq_create.increment, seq_create.min_value, seq_create.reset);
 EXCEPTION
     -- the row, or the native sequence of a row, exists
     WHEN unique_violation OR duplicate_table THEN
@@ -533,6 +542,22 @@ BEGIN
                   DETAIL = format('min_value would be %s and max_value %s.',
                                   coalesce(min_value, cur.min_value), coalesce(max_value, cur.max_value));
     END IF;
+    -- numbering per period (section at the end)
+    IF cur.reset <> 'none' THEN
+        PERFORM @extschema@.seq_period_check(cur.reset, cur.strategy,
+                                             coalesce(min_value, cur.min_value),
+                                             coalesce(increment, cur.increment),
+                                             coalesce(min_value, cur.min_value),
+                                             coalesce(max_value, cur.max_value),
+                                             CASE WHEN format IS NULL THEN cur.format
+                                                  ELSE nullif(format, '') END);
+    END IF;
+    IF cur.reset <> 'none' AND length(max_value::text) <> length(cur.max_value::text) THEN
+        RAISE EXCEPTION 'cannot change the number of digits of max_value of block sequence "%"', seq_alter.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('It is numbered per %s: its numbers are the period followed by the count in %s digits, and a count of other digits would not sort with them.',
+                                  cur.reset, length(cur.max_value::text));
+    END IF;
     next_unused := @extschema@.seq_next_unused(cur);
     new_format := CASE WHEN format IS NULL THEN cur.format ELSE nullif(format, '') END;
     IF new_format IS NOT NULL AND cur.increment > 0 AND next_unused < 0 THEN
@@ -605,6 +630,11 @@ BEGIN
         RETURN @extschema@.seq_coordinator_call('seq_advance', ARRAY[name, past::text])::bigint;
     END IF;
     cur := @extschema@.seq_lock_row(seq_advance.name);
+    IF cur.reset <> 'none' THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%", which is numbered per period', seq_advance.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = format('It restarts every %s; seq_advance() does not take numbers of a period yet.', cur.reset);
+    END IF;
     IF cur.increment > 0 AND past >= cur.max_value THEN
         RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
             USING ERRCODE = 'invalid_parameter_value',
@@ -637,7 +667,7 @@ BEGIN
 END;
 $$;
 
-REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_drop(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_alter(text, integer, bigint, text, bigint, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION seq_advance(text, bigint) FROM PUBLIC;
@@ -1127,10 +1157,19 @@ CREATE FUNCTION seq_worker_lease(name text) RETURNS integer
     AS $$
 DECLARE
     lease interval := coalesce(current_setting('uidgen.citus_block_lease', true), '10s')::interval;
+    reset text;
 BEGIN
     UPDATE @extschema@.id_sequences AS s
         SET worker_lease_until = greatest(s.worker_lease_until, clock_timestamp() + lease)
-        WHERE s.name = seq_worker_lease.name AND s.strategy IS DISTINCT FROM 'gapless';
+        WHERE s.name = seq_worker_lease.name AND s.strategy IS DISTINCT FROM 'gapless'
+        RETURNING s.reset INTO reset;
+    -- numbers of a period must not outlive it in a worker's range
+    IF reset IS DISTINCT FROM 'none' AND FOUND THEN
+        RAISE EXCEPTION 'block sequence "%" numbered per period cannot be used on a Citus worker', seq_worker_lease.name
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = format('It restarts every %s, and a worker could hand out a range it holds after the period ended.', reset),
+                  HINT = 'Take its numbers on the coordinator.';
+    END IF;
     -- no row leased: no range may follow (a row created meanwhile would have none)
     IF NOT FOUND AND NOT EXISTS (SELECT FROM @extschema@.id_sequences s
                                  WHERE s.name = seq_worker_lease.name AND s.strategy = 'gapless') THEN
@@ -1204,12 +1243,13 @@ ALTER TABLE id_sequences
 -- The format and time zone of a sequence: 42704 for no such sequence,
 -- 55000 if it has no format (the name is right; the sequence lacks what
 -- the call needs).  For seq_format() and seq_next_text().
-CREATE FUNCTION seq_format_of(name text, OUT format text, OUT time_zone text)
+CREATE FUNCTION seq_format_of(name text, OUT format text, OUT time_zone text,
+                              OUT reset text, OUT max_value bigint)
     LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 BEGIN
-    SELECT s.format, s.time_zone INTO format, time_zone
+    SELECT s.format, s.time_zone, s.reset, s.max_value INTO format, time_zone, reset, max_value
         FROM @extschema@.id_sequences AS s WHERE s.name = seq_format_of.name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'block sequence "%" does not exist', seq_format_of.name
@@ -1231,7 +1271,9 @@ CREATE FUNCTION seq_format(name text, n bigint, at timestamptz DEFAULT NULL)
     LANGUAGE sql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
-SELECT @extschema@.seq_format_number(f.format, f.time_zone, n, coalesce(at, clock_timestamp()))
+SELECT CASE WHEN f.reset = 'none'
+            THEN @extschema@.seq_format_number(f.format, f.time_zone, n, coalesce(at, clock_timestamp()))
+            ELSE @extschema@.seq_format_period(f.format, f.time_zone, f.reset, f.max_value, n, at) END
   FROM @extschema@.seq_format_of(name) AS f
  WHERE n IS NOT NULL
 $$;
@@ -1250,6 +1292,9 @@ DECLARE
 BEGIN
     f := @extschema@.seq_format_of(seq_next_text.name);
     n := @extschema@.seq_next(seq_next_text.name);
+    IF f.reset <> 'none' THEN
+        RETURN @extschema@.seq_format_period(f.format, f.time_zone, f.reset, f.max_value, n, NULL);
+    END IF;
     RETURN @extschema@.seq_format_number(f.format, f.time_zone, n, clock_timestamp());
 END;
 $$;
@@ -1302,3 +1347,139 @@ CREATE FUNCTION seq_room(next bigint, increment bigint, min_value bigint, max_va
                             OPERATOR(pg_catalog.-) next::pg_catalog.numeric,
                             increment::pg_catalog.numeric) OPERATOR(pg_catalog.+) 1::pg_catalog.numeric
         ELSE 0::pg_catalog.numeric END;
+
+-- Numbering per period (issue 22, part 2) ------------------------------------
+
+-- reset: 'none', or the period ('year', 'month', 'day', in time_zone) at
+-- whose change the count restarts at min_value (the start).  A number of
+-- such a sequence is the period's key (YYYY, YYYYMM or YYYYMMDD) followed
+-- by the count in as many digits as max_value has: 2026000042 for the
+-- 42nd of 2026 with max_value 999999.  So numbers of different periods
+-- never collide and sort by period, then count.  period: the key of the
+-- period next_block_start counts in (NULL before the first number);
+-- reset_skip: the IDs by which the next period starts beyond min_value
+-- (set by the skip after a promotion near the period's end).  Counting up
+-- only, not for strategy 'sequence'.  src/blocks/period.c.
+-- The key of the period "at" falls in, in time_zone: YYYY, YYYYMM or
+-- YYYYMMDD (NULL for reset 'none'); 22023 for an unknown reset or zone.
+CREATE FUNCTION seq_period_key(reset text, time_zone text, at timestamptz)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'seq_period_key'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- The finest date field of a format: 0 none (or no format), 1 a year
+-- ({YYYY}, {YY}), 2 a month, 3 a day; 22023 for a bad format.
+CREATE FUNCTION seq_format_finest(format text)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'seq_format_finest'
+    LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+ALTER TABLE id_sequences
+    ADD COLUMN reset text NOT NULL DEFAULT 'none'
+        CONSTRAINT id_sequences_reset_check
+        CHECK (reset IN ('none', 'year', 'month', 'day')),
+    ADD COLUMN period integer,
+    ADD COLUMN reset_skip bigint NOT NULL DEFAULT 0
+        CONSTRAINT id_sequences_reset_skip_check CHECK (reset_skip >= 0),
+    ADD CONSTRAINT id_sequences_period_check
+        CHECK (CASE WHEN reset = 'none' THEN period IS NULL AND reset_skip = 0
+                    ELSE strategy <> 'sequence' AND increment > 0 AND min_value >= 0
+                         AND max_value < CASE reset WHEN 'year' THEN 100000000000000
+                                                    WHEN 'month' THEN 1000000000000
+                                                    ELSE 10000000000 END
+                         AND @extschema@.seq_format_finest(format) <=
+                             CASE reset WHEN 'year' THEN 1 WHEN 'month' THEN 2 ELSE 3 END
+               END);
+
+-- The largest max_value of a sequence numbered per reset.
+CREATE FUNCTION seq_period_max(reset text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN CASE reset WHEN 'year' THEN 99999999999999::pg_catalog.int8
+                      WHEN 'month' THEN 999999999999::pg_catalog.int8
+                      ELSE 9999999999::pg_catalog.int8 END;
+
+-- Refuse what a sequence numbered per period cannot be (for seq_create()
+-- and seq_alter(), before the CHECK above would fail with 23514).
+CREATE FUNCTION seq_period_check(reset text, strategy text, start bigint, increment bigint,
+                                 min_value bigint, max_value bigint, format text)
+    RETURNS void
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF reset NOT IN ('none', 'year', 'month', 'day') THEN
+        RAISE EXCEPTION 'unknown reset "%"', reset
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A block sequence restarts every "year", "month" or "day", or never ("none").';
+    END IF;
+    IF strategy = 'sequence' THEN
+        RAISE EXCEPTION 'strategy "sequence" cannot restart its numbers every period'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'A native sequence cannot restart in the transaction that hands out the first number of a period.',
+                  HINT = 'Use strategy "table" or "gapless".';
+    END IF;
+    IF increment < 0 THEN
+        RAISE EXCEPTION 'a block sequence numbered per period must count up'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('increment is %s.', increment);
+    END IF;
+    IF start < 0 THEN
+        RAISE EXCEPTION 'a block sequence numbered per period must not start below 0'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s.', start);
+    END IF;
+    IF min_value <> start AND min_value <> -9223372036854775808 THEN
+        RAISE EXCEPTION 'min_value of a block sequence numbered per period is its start'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('start is %s and min_value is %s; every period starts counting at start.',
+                                  start, min_value);
+    END IF;
+    IF max_value IS NOT NULL AND max_value > @extschema@.seq_period_max(reset) THEN
+        RAISE EXCEPTION 'max_value of a block sequence numbered per % must not be greater than %',
+                        reset, @extschema@.seq_period_max(reset)
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('max_value is %s; a number is the period''s key followed by the count in as many digits as max_value has, and must fit in 18 digits.',
+                                  max_value);
+    END IF;
+    IF @extschema@.seq_format_finest(format) > array_position(ARRAY['year', 'month', 'day'], reset) THEN
+        RAISE EXCEPTION 'the format of a block sequence numbered per % must not have a date field finer than the %', reset, reset
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The format is %L; a number is formatted with the first day of its period.', format);
+    END IF;
+END;
+$$;
+
+-- A number of a sequence numbered per period (key, then the count in as
+-- many digits as max_value has) formatted with its format and the first
+-- day of its period ("at" must be NULL: the number carries its date).
+CREATE FUNCTION seq_format_period(format text, time_zone text, reset text, max_value bigint,
+                                  n bigint, at timestamptz)
+    RETURNS text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    scale bigint := (10::numeric ^ length(max_value::text))::bigint;
+    key bigint := n / scale;
+    digits integer := CASE reset WHEN 'year' THEN 4 WHEN 'month' THEN 6 ELSE 8 END;
+    day date;
+BEGIN
+    IF at IS NOT NULL THEN
+        RAISE EXCEPTION 'a number of a block sequence numbered per period carries its date'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call seq_format() without "at".';
+    END IF;
+    IF n < 0 OR length(key::text) <> digits THEN
+        RAISE EXCEPTION '% is not a number of a block sequence numbered per %', n, reset
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its numbers are the period''s key in %s digits followed by the count in %s digits.',
+                                  digits, length(max_value::text));
+    END IF;
+    day := CASE reset WHEN 'year' THEN make_date(key::integer, 1, 1)
+                      WHEN 'month' THEN make_date((key / 100)::integer, (key % 100)::integer, 1)
+                      ELSE make_date((key / 10000)::integer, (key / 100 % 100)::integer,
+                                     (key % 100)::integer) END;
+    RETURN @extschema@.seq_format_number(format, time_zone, n % scale,
+                                         day::timestamp AT TIME ZONE time_zone);
+END;
+$$;

@@ -64,9 +64,11 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "blocks/reservation.h"
 #include "blocks/allocsql.h"
+#include "blocks/period.h"
 #include "core/crashpoint.h"
 
 /* The extension and its schema; the prepared statements. */
@@ -76,12 +78,14 @@ static SPIPlanPtr plan_fast = NULL;
 static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_find = NULL;
 static SPIPlanPtr plan_update = NULL;
+static SPIPlanPtr plan_period_update = NULL;
 static SPIPlanPtr plan_seqpos = NULL;
 static SPIPlanPtr plan_nextval = NULL;
 /* The statements know id_sequences.strategy (0.2.0; 0.1.0 lacks it). */
 static bool plan_strategy = false;
-/* And id_sequences.increment (0.3.0; 0.2.0 lacks it). */
+/* And id_sequences.increment (0.3.0; 0.2.0 lacks it), and reset. */
 static bool plan_step = false;
+static bool plan_reset = false;
 
 /* Prepare and keep one statement. */
 static SPIPlanPtr
@@ -160,8 +164,10 @@ alloc_free_plans(void)
 		SPI_freeplan(plan_update);
 		SPI_freeplan(plan_seqpos);
 		SPI_freeplan(plan_nextval);
+		if (plan_period_update != NULL)
+			SPI_freeplan(plan_period_update);
 	}
-	plan_fast = plan_lock = plan_find = plan_update = NULL;
+	plan_fast = plan_lock = plan_find = plan_update = plan_period_update = NULL;
 	plan_seqpos = plan_nextval = NULL;
 }
 
@@ -186,6 +192,7 @@ alloc_prepare(Oid relid)
 {
 	bool		has_strategy = get_attnum(relid, "strategy") != InvalidAttrNumber;
 	bool		has_step = get_attnum(relid, "increment") != InvalidAttrNumber;
+	bool		has_reset = get_attnum(relid, "reset") != InvalidAttrNumber;
 	const char *table_only;
 	char	   *inc;
 	char	   *room;
@@ -193,16 +200,22 @@ alloc_prepare(Oid relid)
 	const char *strategy_cols;
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
+	Oid			period_types[4] = {TEXTOID, INT8OID, BOOLOID, INT4OID};
 	Oid			seq_types[2] = {REGCLASSOID, INT4OID};
 	char	   *schema;
 	char	   *table;
 
-	if (plan_fast != NULL && plan_strategy == has_strategy && plan_step == has_step)
+	if (plan_fast != NULL && plan_strategy == has_strategy && plan_step == has_step &&
+		plan_reset == has_reset)
 		return;
 	alloc_free_plans();
 	plan_strategy = has_strategy;
 	plan_step = has_step;
-	table_only = has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
+	plan_reset = has_reset;
+	/* (numbered per period: the slow path, which restarts the count) */
+	table_only = has_reset ? " AND strategy OPERATOR(pg_catalog.=) 'table'"
+		" AND reset OPERATOR(pg_catalog.=) 'none'" :
+		has_strategy ? " AND strategy OPERATOR(pg_catalog.=) 'table'" : "";
 	strategy_cols = has_strategy ?
 		"t.strategy OPERATOR(pg_catalog.=) 'sequence', t.sequence::pg_catalog.oid,"
 		" t.strategy OPERATOR(pg_catalog.=) 'gapless'" :
@@ -227,9 +240,12 @@ alloc_prepare(Oid relid)
 									count, inc, inc),
 						   3, fast_types);
 	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
-									" %s, %s FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
+									" %s, %s, %s FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
 									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, inc,
 									has_step ? "t.min_value" : "(-9223372036854775807 - 1)::pg_catalog.int8",
+									has_reset ? "t.reset, t.period, t.time_zone, t.reset_skip" :
+									"'none'::pg_catalog.text, NULL::pg_catalog.int4, 'UTC'::pg_catalog.text,"
+									" 0::pg_catalog.int8",
 									table), 1, types);
 	plan_find = alloc_plan(psprintf("SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1", table),
@@ -237,6 +253,11 @@ alloc_prepare(Oid relid)
 	plan_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
+	if (has_reset)
+		plan_period_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
+												 " period = $4, reset_skip = 0"
+												 " WHERE name OPERATOR(pg_catalog.=) $1", table),
+										4, period_types);
 	/* strategy 'sequence': where the native sequence is, and its blocks */
 	plan_seqpos = alloc_plan("SELECT s.seqincrement,"
 							 " pg_catalog.pg_sequence_last_value(s.seqrelid)"
@@ -552,11 +573,63 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
 }
 
+/*
+ * For a row numbered per period (columns 10 to 13 of plan_lock: reset,
+ * period, time_zone, reset_skip): *key, the period of the time now, and the
+ * count restarted at min_value (beyond reset_skip IDs, exhaustion cleared)
+ * if the row's period is earlier: 1 then, else 0 (*key 0 for reset
+ * 'none').  -1, every request answered, if the row's period is later (the
+ * clock is behind it), or for a cache refill (such rows are never cached:
+ * recreated since the cache looked).  The row is locked.
+ */
+static int
+alloc_period(AllocWork *works, int count, HeapTuple tup, TupleDesc desc,
+			 int64 increment, int64 min_value, int64 max_value,
+			 int64 *next, bool *exhausted, int32 *key)
+{
+	bool		isnull;
+	bool		no_period;
+	char	   *reset = TextDatumGetCString(SPI_getbinval(tup, desc, 10, &isnull));
+	int32		period = DatumGetInt32(SPI_getbinval(tup, desc, 11, &no_period));
+	char	   *tz = TextDatumGetCString(SPI_getbinval(tup, desc, 12, &isnull));
+	uint64		skip = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
+	uint64		room;
+
+	*key = period_key(reset, tz, GetCurrentTimestamp());
+	if (*key == 0)
+		return 0;
+	for (int i = 0; i < count; i++)
+	{
+		if (works[i].for_cache)
+		{
+			for (int j = 0; j < count; j++)
+				alloc_fail_work(&works[j].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+								"it is numbered per period, whose numbers are not cached");
+			return -1;
+		}
+		if (!no_period && period > *key)
+		{
+			works[i].result.outcome = ALLOC_CLOCK_BEHIND;
+			works[i].result.period = period;
+			works[i].result.period_now = *key;
+		}
+	}
+	if (!no_period && period > *key)
+		return -1;
+	if (!no_period && period == *key)
+		return 0;
+	/* (within the room, so a bigint: seq_room()) */
+	room = alloc_room(min_value, increment, min_value, max_value);
+	*next = min_value + (int64) Min(skip, room) * increment;
+	*exhausted = skip >= room;
+	return 1;
+}
+
 /* Serve every request of one sequence with one row lock and one update. */
 static void
 alloc_serve_group(Oid relid, AllocWork *works, int count)
 {
-	Datum		args[3];
+	Datum		args[4];
 	bool		isnull;
 	int64		next;
 	int64		max_value;
@@ -565,6 +638,8 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	int32		block_size;
 	bool		exhausted;
 	bool		changed = false;
+	int			restarted;
+	int32		key;
 	HeapTuple	tup;
 	TupleDesc	desc;
 
@@ -604,6 +679,11 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 							 max_value, exhausted);
 		return;
 	}
+	restarted = alloc_period(works, count, tup, desc, increment, min_value, max_value,
+							 &next, &exhausted, &key);
+	if (restarted < 0)
+		return;
+	changed = restarted > 0;
 
 	for (int i = 0; i < count; i++)
 	{
@@ -627,6 +707,12 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 			r->last = next + (n - 1) * increment;
 			next = r->last + increment;
 			changed = true;
+			/* numbered per period: the period's key, then the count */
+			if (key != 0)
+			{
+				r->first = period_number(key, max_value, r->first);
+				r->last = period_number(key, max_value, r->last);
+			}
 			continue;
 		}
 		changed |= !exhausted;
@@ -639,8 +725,9 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		return;
 	args[1] = Int64GetDatum(next);
 	args[2] = BoolGetDatum(exhausted);
-	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
+	args[3] = Int32GetDatum(key);
+	if (SPI_execute_plan(key != 0 ? plan_period_update : plan_update, args, NULL,
+						 false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
 }
 

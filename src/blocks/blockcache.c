@@ -190,7 +190,8 @@ cache_timeout(const char *name)
  * Wait until the entry has n IDs for us (see cache_take); the mutex is not
  * held.  For seq_reserve_block() (reserve), CACHE_NOT_TABLE if the
  * sequence turns out to be of strategy 'sequence';
- * BLOCKCACHE_GAPLESS if it is (now) of strategy 'gapless'.
+ * BLOCKCACHE_GAPLESS if it is (now) of strategy 'gapless', BLOCKCACHE_DIRECT
+ * if it is (now) numbered per period.
  */
 static CacheGot
 cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
@@ -213,10 +214,10 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 		{
 			SpinLockRelease(&e->mutex);
 			*index = cachetable_find(name, funcid);
-			if (*index == CACHE_GAPLESS)
+			if (*index == CACHE_GAPLESS || *index == CACHE_DIRECT)
 			{
 				ConditionVariableCancelSleep();
-				return BLOCKCACHE_GAPLESS;
+				return *index == CACHE_GAPLESS ? BLOCKCACHE_GAPLESS : BLOCKCACHE_DIRECT;
 			}
 			started = false;	/* failures are counted per entry */
 			continue;
@@ -285,7 +286,8 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
  * n IDs (0: the block size) of a sequence from the shared cache, into *res
  * (see cache_take).  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE
  * if the sequence is of strategy 'sequence', whose blocks the caller asks
- * the allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless',
+ * the allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless' and
+ * BLOCKCACHE_DIRECT if it is numbered per period,
  * which the cache never serves.
  */
 static CacheGot
@@ -303,8 +305,8 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		outcome_raise(name, &unknown);
 	}
 	index = cachetable_lookup(name, funcid);
-	if (index == CACHE_GAPLESS)
-		return BLOCKCACHE_GAPLESS;
+	if (index == CACHE_GAPLESS || index == CACHE_DIRECT)
+		return index == CACHE_GAPLESS ? BLOCKCACHE_GAPLESS : BLOCKCACHE_DIRECT;
 	e = cachetable_entry(index);
 	SpinLockAcquire(&e->mutex);
 	if (cachetable_is(e, name) && (e->is_table || !reserve) &&
@@ -320,24 +322,24 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 }
 
 /*
- * seq_next(): one ID of a sequence, from the shared cache, into *id; false
- * if the sequence is of strategy 'gapless'.
+ * seq_next(): one ID of a sequence, from the shared cache, into *id; else
+ * what the sequence is (BLOCKCACHE_GAPLESS, BLOCKCACHE_DIRECT).
  */
-bool
+CacheGot
 blockcache_next(const char *name, Oid funcid, int64 *id)
 {
 	AllocResult res;
+	CacheGot	got = cache_get(name, funcid, 1, false, &res);
 
-	if (cache_get(name, funcid, 1, false, &res) != BLOCKCACHE_SERVED)
-		return false;
-	*id = res.first;
-	return true;
+	if (got == BLOCKCACHE_SERVED)
+		*id = res.first;
+	return got;
 }
 
 /*
  * seq_reserve_block() of a sequence of strategy 'table': n IDs (0: the
  * block size) carved from the shared cache into *res; otherwise what the
- * sequence is (BLOCKCACHE_NOT_TABLE, BLOCKCACHE_GAPLESS).
+ * sequence is (BLOCKCACHE_NOT_TABLE, BLOCKCACHE_GAPLESS, BLOCKCACHE_DIRECT).
  */
 CacheGot
 blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res)

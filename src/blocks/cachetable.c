@@ -286,7 +286,9 @@ cache_hint(const char *name)
  * Find the entry of a sequence, or assign one once the sequence is seen to
  * exist (else 42704), and remember where it is.  funcid: the calling
  * function (seqrow.c finds id_sequences next to it).  A sequence of
- * strategy 'gapless' never takes an entry: CACHE_GAPLESS.
+ * strategy 'gapless' never takes an entry: CACHE_GAPLESS; nor one numbered
+ * per period, whose numbers must not outlive the period in a cache:
+ * CACHE_DIRECT.
  */
 int
 cachetable_find(const char *name, Oid funcid)
@@ -303,6 +305,8 @@ cachetable_find(const char *name, Oid funcid)
 
 		if (kind == SEQ_GAPLESS)
 			return CACHE_GAPLESS;
+		if (kind == SEQ_PERIOD)
+			return CACHE_DIRECT;
 		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 		index = cache_scan(name);
 		if (index < 0)
@@ -315,7 +319,10 @@ cachetable_find(const char *name, Oid funcid)
 	return index;
 }
 
-/* Where the sequence's entry probably is (checked by the caller), or CACHE_GAPLESS. */
+/*
+ * Where the sequence's entry probably is (checked by the caller), or
+ * CACHE_GAPLESS or CACHE_DIRECT.
+ */
 int
 cachetable_lookup(const char *name, Oid funcid)
 {

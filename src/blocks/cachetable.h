@@ -70,6 +70,8 @@ extern CacheEntry *cachetable_entry(int index);
 extern int	cachetable_size(void);
 /* cachetable_find(): the sequence is of strategy 'gapless' (no entry). */
 #define CACHE_GAPLESS (-1)
+/* cachetable_find(): it is numbered per period (no entry: the allocator). */
+#define CACHE_DIRECT (-2)
 
 extern int	cachetable_lookup(const char *name, Oid funcid);
 extern int	cachetable_find(const char *name, Oid funcid);

@@ -70,6 +70,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "blocks/allocsql.h"
 #include "replicas/copies.h"
@@ -194,24 +195,57 @@ failover_lock_rows(Oid relid, const char *ids, AllocWork *works, int nworks)
  * Strategy 'table': move next_block_start skip IDs ahead (skip times the
  * increment), in numeric so that nothing wraps, never past the value after
  * the row's last ID (the IDs it has left, seq_room()) and never backwards;
- * a sequence left without room is marked exhausted.  The rows are locked.
+ * a sequence left without room is marked exhausted.  A row numbered per
+ * period whose period has ended (or that has none yet) restarts there
+ * instead, skip IDs beyond min_value, in the period of the time now: the
+ * old primary may have handed out numbers of it; and one whose period ends
+ * within the hour starts the next one skip IDs beyond min_value too
+ * (reset_skip), for the numbers of the next period an old primary whose
+ * clock was ahead may have handed out.  The rows are locked.
  */
 static void
 failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(skip)};
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		args[2] = {Int64GetDatum(skip), TimestampTzGetDatum(GetCurrentTimestamp())};
 	char	   *inc;
 	char	   *room;
+	char	   *restart;
+	char	   *key;
 
 	allocsql_step_sql(relid, schema, &inc, &room);
-	if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start ="
-									   " (t.next_block_start::pg_catalog.numeric"
-									   " + LEAST($1, %s)::pg_catalog.numeric * %s)::pg_catalog.int8,"
-									   " exhausted = t.exhausted OR $1 >= %s"
+	if (get_attnum(relid, "reset") == InvalidAttrNumber)
+	{
+		if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start ="
+										   " (t.next_block_start::pg_catalog.numeric"
+										   " + LEAST($1, %s)::pg_catalog.numeric * %s)::pg_catalog.int8,"
+										   " exhausted = t.exhausted OR $1 >= %s"
+										   " WHERE t.strategy OPERATOR(pg_catalog.=) 'table'",
+										   ids, room, inc, room),
+								  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "SPI_execute failed on id_sequences");
+		return;
+	}
+	key = psprintf("%s.seq_period_key(t.reset, t.time_zone, $2)", schema);
+	restart = psprintf("(t.reset OPERATOR(pg_catalog.<>) 'none' AND (t.period IS NULL"
+					   " OR t.period OPERATOR(pg_catalog.<) %s))", key);
+	if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start = CASE WHEN %s"
+									   " THEN (t.min_value::pg_catalog.numeric + LEAST($1,"
+									   " %s.seq_room(t.min_value, t.increment, t.min_value, t.max_value))"
+									   "::pg_catalog.numeric * t.increment)::pg_catalog.int8"
+									   " ELSE (t.next_block_start::pg_catalog.numeric"
+									   " + LEAST($1, %s)::pg_catalog.numeric * %s)::pg_catalog.int8 END,"
+									   " exhausted = CASE WHEN %s"
+									   " THEN $1 >= %s.seq_room(t.min_value, t.increment, t.min_value, t.max_value)"
+									   " ELSE t.exhausted OR $1 >= %s END,"
+									   " period = CASE WHEN %s THEN %s ELSE t.period END,"
+									   " reset_skip = CASE WHEN t.reset OPERATOR(pg_catalog.<>) 'none'"
+									   " AND %s.seq_period_key(t.reset, t.time_zone, $2 + '1 hour'::pg_catalog.interval)"
+									   " IS DISTINCT FROM %s THEN $1 ELSE t.reset_skip END"
 									   " WHERE t.strategy OPERATOR(pg_catalog.=) 'table'",
-									   ids, room, inc, room),
-							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+									   ids, restart, schema, room, inc, restart, schema, room,
+									   restart, key, schema, key),
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 }
 

@@ -199,6 +199,14 @@ outcome_raise(const char *name, const AllocResult *res)
 					 errmsg("uidgen allocator could not reserve IDs from block sequence \"%s\": %s",
 							name, res->message)));
 			break;
+		case ALLOC_CLOCK_BEHIND:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("block sequence \"%s\" counts in a period that has not begun by the clock", name),
+					 errdetail("It numbers period %d; the time now falls in period %d.",
+							   res->period, res->period_now),
+					 errhint("Wait until the clock reaches that period, or correct the clock: no number of a period is handed out once a later one has begun.")));
+			break;
 		case ALLOC_OK:
 		case ALLOC_LOCKED:
 			elog(ERROR, "unexpected allocator outcome %d", (int) res->outcome);

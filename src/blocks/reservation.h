@@ -27,6 +27,7 @@ typedef enum AllocOutcome
 	ALLOC_UNKNOWN,				/* no such sequence */
 	ALLOC_EXHAUSTED,			/* past the bound; exhausted is now set */
 	ALLOC_LOCKED,				/* the row or the table is locked: see locker */
+	ALLOC_CLOCK_BEHIND,			/* the row counts in a later period than now */
 	ALLOC_FAILED				/* the allocator's transaction failed */
 } AllocOutcome;
 
@@ -42,6 +43,8 @@ typedef struct AllocResult
 	bool		is_table;		/* for OK: of strategy 'table' */
 	int64		next_block_start;	/* for EXHAUSTED */
 	int64		bound;			/* for EXHAUSTED: max_value (min_value counting down) */
+	int32		period;			/* for CLOCK_BEHIND: the row's period */
+	int32		period_now;		/* for CLOCK_BEHIND: the period of the time now */
 	TransactionId locker;		/* for LOCKED: the row's xmax, if valid */
 	bool		locker_is_multi;	/* locker is a MultiXactId */
 	bool		locker_lock_only;	/* and it only locks the row */

@@ -20,7 +20,8 @@ typedef enum SeqStrategy
 {
 	SEQ_TABLE,
 	SEQ_SEQUENCE,
-	SEQ_GAPLESS
+	SEQ_GAPLESS,
+	SEQ_PERIOD					/* 'table' numbered per period (reset) */
 } SeqStrategy;
 
 extern Oid	seqrow_table(Oid funcid);

@@ -42,6 +42,7 @@
 PG_FUNCTION_INFO_V1(seq_format_valid);
 PG_FUNCTION_INFO_V1(seq_format_number);
 PG_FUNCTION_INFO_V1(seq_format_check_char);
+PG_FUNCTION_INFO_V1(seq_format_finest);
 
 static const char digits36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
@@ -358,8 +359,25 @@ numformat_apply(const char *format, int64 n, int year, int month, int day)
 	return buf.data;
 }
 
+/*
+ * The finest date field of a format: 0 none, 1 a year ({YYYY}, {YY}), 2 a
+ * month, 3 a day; 22023 if the format is bad.
+ */
+static int
+numformat_finest(const char *format)
+{
+	int			pos = 0;
+	int			finest = 0;
+	NumField	f;
+
+	for (numformat_next(format, &pos, &f); f.kind != NF_END; numformat_next(format, &pos, &f))
+		finest = Max(finest, f.kind == NF_YYYY || f.kind == NF_YY ? 1 :
+					 f.kind == NF_MM ? 2 : f.kind == NF_DD ? 3 : 0);
+	return finest;
+}
+
 /* The time zone called name; 22023 if there is none. */
-static pg_tz *
+pg_tz *
 numformat_zone(const char *name)
 {
 	pg_tz	   *tz = pg_tzset(name);
@@ -418,4 +436,13 @@ seq_format_check_char(PG_FUNCTION_ARGS)
 	char		c = numformat_iso7064_check(s, strlen(s));
 
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(&c, 1));
+}
+
+/* seq_format_finest(format): numformat_finest(), 0 for no format (NULL). */
+Datum
+seq_format_finest(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_INT32(0);
+	PG_RETURN_INT32(numformat_finest(text_to_cstring(PG_GETARG_TEXT_PP(0))));
 }

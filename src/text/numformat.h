@@ -14,9 +14,12 @@
 /* Bytes of a format, at most. */
 #define NUMFORMAT_MAX_BYTES 256
 
+#include "pgtime.h"
+
 extern void numformat_validate(const char *format, int64 max_value);
 extern char *numformat_apply(const char *format, int64 n,
 							 int year, int month, int day);
 extern char numformat_iso7064_check(const char *s, int len);
+extern pg_tz *numformat_zone(const char *name);
 
 #endif							/* UIDGEN_NUMFORMAT_H */

@@ -136,10 +136,10 @@ run_sql('grants020', q{CREATE EXTENSION uidgen VERSION '0.2.0';
 $err = run_sql('grants020', q{ALTER EXTENSION uidgen UPDATE});
 is($err, '', 'grants020: update from 0.2.0: no NOTICE');
 is($node->safe_psql('grants020', q{
-	SELECT has_function_privilege('Migrator', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint)', 'EXECUTE WITH GRANT OPTION'),
+	SELECT has_function_privilege('Migrator', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text)', 'EXECUTE WITH GRANT OPTION'),
 	       has_function_privilege('Migrator', 'seq_alter(text, integer, bigint, text, bigint, bigint)', 'EXECUTE'),
 	       has_function_privilege('helper', 'seq_alter(text, integer, bigint, text, bigint, bigint)', 'EXECUTE'),
-	       has_function_privilege('helper', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint)', 'EXECUTE')}),
+	       has_function_privilege('helper', 'seq_create(text, bigint, integer, bigint, text, text, text, bigint, bigint, text)', 'EXECUTE')}),
 	't|t|t|f', 'grants020: the EXECUTE grants (and grant option) of the replaced seq_create() and seq_alter() are kept, no more');
 is($node->safe_psql('grants020', q{SET ROLE "Migrator"; SELECT seq_create('m', format => 'M{n:19}')}), '',
 	'grants020: the role granted on 0.2.0 creates a sequence with the new parameters');
