@@ -59,8 +59,10 @@ SELECT first_id - pg_temp.k('year') * 1000000 AS first,
 SELECT next_block_start, period = pg_temp.k('year') AS current, reset, min_value, max_value,
        reset_skip, exhausted
   FROM id_sequences WHERE name = 'pe_year';
--- never cached: the next number is the row's (no prefetch)
-SELECT count(*) AS cached FROM seq_prefetched() WHERE name = 'pe_year';
+-- cached as any sequence of strategy 'table': the shared cache holds the
+-- rest of the block of 1000 (next_block_start is its end, in counts)
+SELECT next_id - pg_temp.k('year') * 1000000 AS next_count, reserved_ahead
+  FROM seq_prefetched() WHERE name = 'pe_year';
 -- max_value defaults to the widest count the period leaves
 SELECT seq_create('pe_wide', reset => 'day', start => 0);
 SELECT max_value, min_value, seq_next('pe_wide') = pg_temp.k('day') * 10000000000 AS first
@@ -74,7 +76,8 @@ SELECT seq_next('pe_year') - pg_temp.k('year') * 1000000 AS restarted;
 SELECT next_block_start, period = pg_temp.k('year') AS current, exhausted
   FROM id_sequences WHERE name = 'pe_year';
 
--- The row counts in a later period (the clock is behind it): 22008, nothing moves
+-- The row counts in a later period (the clock is behind it): 22008, nothing
+-- moves (the UPDATE freed the cached block: a gap)
 UPDATE id_sequences SET period = period + 1 WHERE name = 'pe_year';
 SELECT pg_temp.err($$SELECT seq_next('pe_year')$$);
 SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('pe_year', 5)$$);

@@ -575,17 +575,16 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 
 /*
  * For a row numbered per period (columns 10 to 13 of plan_lock: reset,
- * period, time_zone, reset_skip): *key, the period of the time now, and the
+ * period, time_zone, reset_skip): *p, the period of the time now, and the
  * count restarted at min_value (beyond reset_skip IDs, exhaustion cleared)
- * if the row's period is earlier: 1 then, else 0 (*key 0 for reset
+ * if the row's period is earlier: 1 then, else 0 (p->key 0 for reset
  * 'none').  -1, every request answered, if the row's period is later (the
- * clock is behind it), or for a cache refill (such rows are never cached:
- * recreated since the cache looked).  The row is locked.
+ * clock is behind it).  The row is locked.
  */
 static int
 alloc_period(AllocWork *works, int count, HeapTuple tup, TupleDesc desc,
 			 int64 increment, int64 min_value, int64 max_value,
-			 int64 *next, bool *exhausted, int32 *key)
+			 int64 *next, bool *exhausted, Period *p)
 {
 	bool		isnull;
 	bool		no_period;
@@ -595,29 +594,19 @@ alloc_period(AllocWork *works, int count, HeapTuple tup, TupleDesc desc,
 	uint64		skip = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
 	uint64		room;
 
-	*key = period_key(reset, tz, GetCurrentTimestamp());
-	if (*key == 0)
+	period_of(reset, tz, GetCurrentTimestamp(), p);
+	if (p->key == 0 || (!no_period && period == p->key))
 		return 0;
-	for (int i = 0; i < count; i++)
+	if (!no_period && period > p->key)
 	{
-		if (works[i].for_cache)
-		{
-			for (int j = 0; j < count; j++)
-				alloc_fail_work(&works[j].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-								"it is numbered per period, whose numbers are not cached");
-			return -1;
-		}
-		if (!no_period && period > *key)
+		for (int i = 0; i < count; i++)
 		{
 			works[i].result.outcome = ALLOC_CLOCK_BEHIND;
 			works[i].result.period = period;
-			works[i].result.period_now = *key;
+			works[i].result.period_now = p->key;
 		}
-	}
-	if (!no_period && period > *key)
 		return -1;
-	if (!no_period && period == *key)
-		return 0;
+	}
 	/* (within the room, so a bigint: seq_room()) */
 	room = alloc_room(min_value, increment, min_value, max_value);
 	*next = min_value + (int64) Min(skip, room) * increment;
@@ -639,7 +628,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	bool		exhausted;
 	bool		changed = false;
 	int			restarted;
-	int32		key;
+	Period		period;
 	HeapTuple	tup;
 	TupleDesc	desc;
 
@@ -680,7 +669,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		return;
 	}
 	restarted = alloc_period(works, count, tup, desc, increment, min_value, max_value,
-							 &next, &exhausted, &key);
+							 &next, &exhausted, &period);
 	if (restarted < 0)
 		return;
 	changed = restarted > 0;
@@ -708,10 +697,13 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 			next = r->last + increment;
 			changed = true;
 			/* numbered per period: the period's key, then the count */
-			if (key != 0)
+			if (period.key != 0)
 			{
-				r->first = period_number(key, max_value, r->first);
-				r->last = period_number(key, max_value, r->last);
+				r->first = period_number(period.key, max_value, r->first);
+				r->last = period_number(period.key, max_value, r->last);
+				r->period = period.key;
+				r->period_start = period.start;
+				r->period_end = period.end;
 			}
 			continue;
 		}
@@ -725,8 +717,8 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		return;
 	args[1] = Int64GetDatum(next);
 	args[2] = BoolGetDatum(exhausted);
-	args[3] = Int32GetDatum(key);
-	if (SPI_execute_plan(key != 0 ? plan_period_update : plan_update, args, NULL,
+	args[3] = Int32GetDatum(period.key);
+	if (SPI_execute_plan(period.key != 0 ? plan_period_update : plan_update, args, NULL,
 						 false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
 }

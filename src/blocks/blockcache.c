@@ -10,7 +10,13 @@
  * a sequence of strategy 'table' n IDs (or the block size), increment
  * apart, in shared memory under the entry's mutex: no wake-up, no WAL, no
  * commit.  The ranges of an entry have the step of the row they came from;
- * a change of the row frees the entry (invalidation, below).
+ * a change of the row frees the entry (invalidation, below).  Those of a
+ * sequence numbered per period are of one period (their numbers carry its
+ * key, allocsql.c), whose bounds the allocator sends with them: a carve at
+ * a moment outside them drops what the entry holds (a gap) and waits for
+ * a refill, which the allocator takes in the period of the time then (or
+ * refuses, 22008, if the clock is behind the row's period).  So a number
+ * is never handed out after its period has ended.
  * A sequence of strategy 'sequence' is served by the allocator as before
  * (whole blocks, one nextval() each): seq_reserve_block() asks it directly,
  * and only seq_next() uses its entry.
@@ -124,6 +130,20 @@ cache_take(CacheEntry *e, int64 n, AllocResult *res, bool *kick)
 {
 	int64		need = n > 0 ? n : e->block_size;
 
+	if (e->period != 0)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		/* another period by the clock: nothing held may be handed out */
+		if (now < e->period_start || now >= e->period_end)
+		{
+			e->cur_left = 0;
+			e->spare_count = 0;
+			e->exhausted = false;
+			e->period = 0;
+			return false;
+		}
+	}
 	if (e->cur_left < need && e->spare_count > 0)
 	{
 		e->cur_next = e->spare_first;
@@ -190,8 +210,7 @@ cache_timeout(const char *name)
  * Wait until the entry has n IDs for us (see cache_take); the mutex is not
  * held.  For seq_reserve_block() (reserve), CACHE_NOT_TABLE if the
  * sequence turns out to be of strategy 'sequence';
- * BLOCKCACHE_GAPLESS if it is (now) of strategy 'gapless', BLOCKCACHE_DIRECT
- * if it is (now) numbered per period.
+ * BLOCKCACHE_GAPLESS if it is (now) of strategy 'gapless'.
  */
 static CacheGot
 cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
@@ -214,10 +233,10 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
 		{
 			SpinLockRelease(&e->mutex);
 			*index = cachetable_find(name, funcid);
-			if (*index == CACHE_GAPLESS || *index == CACHE_DIRECT)
+			if (*index == CACHE_GAPLESS)
 			{
 				ConditionVariableCancelSleep();
-				return *index == CACHE_GAPLESS ? BLOCKCACHE_GAPLESS : BLOCKCACHE_DIRECT;
+				return BLOCKCACHE_GAPLESS;
 			}
 			started = false;	/* failures are counted per entry */
 			continue;
@@ -286,8 +305,7 @@ cache_wait(int *index, const char *name, Oid funcid, int64 n, bool reserve,
  * n IDs (0: the block size) of a sequence from the shared cache, into *res
  * (see cache_take).  For seq_reserve_block() (reserve), BLOCKCACHE_NOT_TABLE
  * if the sequence is of strategy 'sequence', whose blocks the caller asks
- * the allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless' and
- * BLOCKCACHE_DIRECT if it is numbered per period,
+ * the allocator for; BLOCKCACHE_GAPLESS if it is of strategy 'gapless',
  * which the cache never serves.
  */
 static CacheGot
@@ -305,8 +323,8 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 		outcome_raise(name, &unknown);
 	}
 	index = cachetable_lookup(name, funcid);
-	if (index == CACHE_GAPLESS || index == CACHE_DIRECT)
-		return index == CACHE_GAPLESS ? BLOCKCACHE_GAPLESS : BLOCKCACHE_DIRECT;
+	if (index == CACHE_GAPLESS)
+		return BLOCKCACHE_GAPLESS;
 	e = cachetable_entry(index);
 	SpinLockAcquire(&e->mutex);
 	if (cachetable_is(e, name) && (e->is_table || !reserve) &&
@@ -322,24 +340,24 @@ cache_get(const char *name, Oid funcid, int64 n, bool reserve,
 }
 
 /*
- * seq_next(): one ID of a sequence, from the shared cache, into *id; else
- * what the sequence is (BLOCKCACHE_GAPLESS, BLOCKCACHE_DIRECT).
+ * seq_next(): one ID of a sequence, from the shared cache, into *id; false
+ * if the sequence is of strategy 'gapless'.
  */
-CacheGot
+bool
 blockcache_next(const char *name, Oid funcid, int64 *id)
 {
 	AllocResult res;
-	CacheGot	got = cache_get(name, funcid, 1, false, &res);
 
-	if (got == BLOCKCACHE_SERVED)
-		*id = res.first;
-	return got;
+	if (cache_get(name, funcid, 1, false, &res) != BLOCKCACHE_SERVED)
+		return false;
+	*id = res.first;
+	return true;
 }
 
 /*
  * seq_reserve_block() of a sequence of strategy 'table': n IDs (0: the
  * block size) carved from the shared cache into *res; otherwise what the
- * sequence is (BLOCKCACHE_NOT_TABLE, BLOCKCACHE_GAPLESS, BLOCKCACHE_DIRECT).
+ * sequence is (BLOCKCACHE_NOT_TABLE, BLOCKCACHE_GAPLESS).
  */
 CacheGot
 blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res)
@@ -474,6 +492,16 @@ blockcache_deliver(const AllocWork *w)
 		 * (its trigger) starts a new incarnation, and no refill of that one
 		 * is served before the change commits or aborts (the row is locked).
 		 */
+		/* a range of another period replaces what is held (a gap) */
+		if (r->outcome == ALLOC_OK && r->period != e->period)
+		{
+			e->cur_left = 0;
+			e->spare_count = 0;
+			e->exhausted = false;
+			e->period = r->period;
+			e->period_start = r->period_start;
+			e->period_end = r->period_end;
+		}
 		if (r->outcome == ALLOC_OK)
 		{
 			e->is_table = r->is_table;

@@ -32,11 +32,10 @@ typedef enum CacheGot
 {
 	BLOCKCACHE_SERVED,			/* carved from the cache */
 	BLOCKCACHE_NOT_TABLE,		/* strategy 'sequence': ask the allocator */
-	BLOCKCACHE_GAPLESS,			/* strategy 'gapless': never cached */
-	BLOCKCACHE_DIRECT			/* numbered per period: ask the allocator */
+	BLOCKCACHE_GAPLESS			/* strategy 'gapless': never cached */
 } CacheGot;
 
-extern CacheGot blockcache_next(const char *name, Oid funcid, int64 *id);
+extern bool blockcache_next(const char *name, Oid funcid, int64 *id);
 extern CacheGot blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
 extern void blockcache_stage(const AllocWork *works, int nworks);

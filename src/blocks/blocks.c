@@ -193,7 +193,7 @@ seq_reserve_block(PG_FUNCTION_ARGS)
 	{
 		res.first = gapless_take(fcinfo->flinfo->fn_oid, name, n, &res.last);
 	}
-	else if (got == BLOCKCACHE_NOT_TABLE || got == BLOCKCACHE_DIRECT)
+	else if (got == BLOCKCACHE_NOT_TABLE)
 	{
 		/* an unknown name never reaches (nor starts) the allocator */
 		(void) seqrow_require(fcinfo->flinfo->fn_oid, name);
@@ -218,23 +218,13 @@ seq_next(PG_FUNCTION_ARGS)
 {
 	char	   *name = blocks_name_arg(fcinfo);
 	int64		id;
-	CacheGot	got;
-	AllocResult res;
 
 	blocks_check_callable("seq_next()");
 	/* a Citus worker: from a block it reserved from the coordinator */
 	if (citusblocks_remote())
 		id = citusblocks_next(name);
-	else if ((got = blockcache_next(name, fcinfo->flinfo->fn_oid, &id)) == BLOCKCACHE_GAPLESS)
+	else if (!blockcache_next(name, fcinfo->flinfo->fn_oid, &id))
 		(void) gapless_take(fcinfo->flinfo->fn_oid, name, 1, &id);	/* first = last */
-	/* numbered per period: one number at a time from the allocator */
-	else if (got == BLOCKCACHE_DIRECT)
-	{
-		allocator_reserve(name, 1, &res);
-		if (res.outcome != ALLOC_OK)
-			outcome_raise(name, &res);
-		id = res.first;
-	}
 	CRASH_POINT("next-before-return");
 	PG_RETURN_INT64(id);
 }

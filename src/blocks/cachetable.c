@@ -212,6 +212,7 @@ cache_release_locked(CacheEntry *e)
 	e->incarnation++;
 	e->cur_left = 0;
 	e->spare_count = 0;
+	e->period = 0;
 	e->flight_count = 0;
 	e->refill = REFILL_IDLE;
 }
@@ -259,6 +260,7 @@ cache_assign(const char *name, bool is_table)
 	e->last_used = GetCurrentStatementStartTimestamp();
 	e->cur_left = 0;
 	e->spare_count = 0;
+	e->period = 0;
 	e->is_table = is_table;
 	e->block_size = 0;
 	e->exhausted = false;
@@ -286,9 +288,7 @@ cache_hint(const char *name)
  * Find the entry of a sequence, or assign one once the sequence is seen to
  * exist (else 42704), and remember where it is.  funcid: the calling
  * function (seqrow.c finds id_sequences next to it).  A sequence of
- * strategy 'gapless' never takes an entry: CACHE_GAPLESS; nor one numbered
- * per period, whose numbers must not outlive the period in a cache:
- * CACHE_DIRECT.
+ * strategy 'gapless' never takes an entry: CACHE_GAPLESS.
  */
 int
 cachetable_find(const char *name, Oid funcid)
@@ -305,8 +305,6 @@ cachetable_find(const char *name, Oid funcid)
 
 		if (kind == SEQ_GAPLESS)
 			return CACHE_GAPLESS;
-		if (kind == SEQ_PERIOD)
-			return CACHE_DIRECT;
 		LWLockAcquire(cache_shared->lock, LW_EXCLUSIVE);
 		index = cache_scan(name);
 		if (index < 0)
@@ -319,10 +317,7 @@ cachetable_find(const char *name, Oid funcid)
 	return index;
 }
 
-/*
- * Where the sequence's entry probably is (checked by the caller), or
- * CACHE_GAPLESS or CACHE_DIRECT.
- */
+/* Where the sequence's entry probably is (checked by the caller), or CACHE_GAPLESS. */
 int
 cachetable_lookup(const char *name, Oid funcid)
 {
@@ -409,7 +404,9 @@ cachetable_release_idle(Oid dbid, int timeout_s)
  * next_block_start (end); else end.  What it holds is, from the end down,
  * the refill in flight (committed by the allocator, whose row lock the
  * caller waited for, and not stored yet), the spare range and the current
- * one: each gives its IDs back if it ends where the one above starts.
+ * one: each gives its IDs back if it ends where the one above starts.  A
+ * sequence numbered per period gives nothing back: its numbers carry the
+ * period's key, the row counts within the period (a gap).
  * Carving and the freeing are under the one mutex: nothing is carved past
  * the ID returned.
  */
@@ -429,7 +426,7 @@ cachetable_unprefetch(const char *name, int64 end)
 		CacheEntry *e = &cache_shared->entries[index];
 
 		SpinLockAcquire(&e->mutex);
-		if (e->is_table)
+		if (e->is_table && e->period == 0)
 		{
 			if (e->refill == REFILL_TAKEN && e->flight_count > 0 &&
 				e->flight_end == back)

@@ -35,6 +35,9 @@ typedef struct CacheEntry
 	uint64		carves_swept;	/* carves as the allocator's last sweep saw them */
 	TimestampTz swept_used;		/* the last sweep that saw new carves */
 	int64		increment;		/* the step of the ranges held (one row's) */
+	int32		period;			/* numbered per period: theirs (0: none) */
+	TimestampTz period_start;	/* when it began */
+	TimestampTz period_end;		/* when it ends: nothing is carved after */
 	int64		cur_next;		/* next ID of the current range */
 	int64		cur_left;		/* IDs left in it */
 	int64		refill_left;	/* ask for a spare once fewer are left */
@@ -70,8 +73,6 @@ extern CacheEntry *cachetable_entry(int index);
 extern int	cachetable_size(void);
 /* cachetable_find(): the sequence is of strategy 'gapless' (no entry). */
 #define CACHE_GAPLESS (-1)
-/* cachetable_find(): it is numbered per period (no entry: the allocator). */
-#define CACHE_DIRECT (-2)
 
 extern int	cachetable_lookup(const char *name, Oid funcid);
 extern int	cachetable_find(const char *name, Oid funcid);

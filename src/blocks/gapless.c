@@ -95,6 +95,7 @@ gapless_slow(const char *table, const char *schema, const char *name, int64 n, i
 	TupleDesc	desc;
 	int32		period;
 	int64		max_value;
+	Period		now;
 
 	if (SPI_execute_with_args(psprintf("SELECT t.strategy, t.next_block_start, t.max_value,"
 									   " t.block_size, t.increment, t.min_value, t.reset, t.period,"
@@ -118,9 +119,10 @@ gapless_slow(const char *table, const char *schema, const char *name, int64 n, i
 	res.bound = DatumGetInt64(SPI_getbinval(tup, desc, res.increment > 0 ? 3 : 6, &isnull));
 	max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 	period = DatumGetInt32(SPI_getbinval(tup, desc, 8, &no_period));
-	res.period_now = period_key(TextDatumGetCString(SPI_getbinval(tup, desc, 7, &isnull)),
-								TextDatumGetCString(SPI_getbinval(tup, desc, 9, &isnull)),
-								GetCurrentTimestamp());
+	period_of(TextDatumGetCString(SPI_getbinval(tup, desc, 7, &isnull)),
+			  TextDatumGetCString(SPI_getbinval(tup, desc, 9, &isnull)),
+			  GetCurrentTimestamp(), &now);
+	res.period_now = now.key;
 	if (res.period_now == 0)
 		outcome_exhausted(name, &res, "numbers");
 	if (!no_period && period > res.period_now)

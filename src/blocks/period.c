@@ -34,22 +34,14 @@
 
 PG_FUNCTION_INFO_V1(seq_period_key);
 
-/*
- * The key of the period "at" falls in, in time_zone: YYYY, YYYYMM or
- * YYYYMMDD; 0 for reset 'none'.  22023 for an unknown reset or zone, 22008
- * for a moment outside the years 1000 to 9999.
- */
-int32
-period_key(const char *reset, const char *time_zone, TimestampTz at)
+/* The key of the period of reset "unit" (y, m, d) "at" falls in, in tz. */
+static int32
+period_key_in(char unit, pg_tz *tz, TimestampTz at)
 {
-	pg_tz	   *tz;
 	struct pg_tm tm;
 	fsec_t		fsec;
 	int			offset;
 
-	if (strcmp(reset, "none") == 0)
-		return 0;
-	tz = numformat_zone(time_zone);
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &offset, &tm, &fsec, NULL, tz) != 0 ||
 		tm.tm_year < 1000 || tm.tm_year > 9999)
@@ -57,17 +49,62 @@ period_key(const char *reset, const char *time_zone, TimestampTz at)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for numbering per period"),
 				 errdetail("Periods are numbered in the years 1000 to 9999.")));
-	if (strcmp(reset, "year") == 0)
+	if (unit == 'y')
 		return tm.tm_year;
-	if (strcmp(reset, "month") == 0)
+	if (unit == 'm')
 		return tm.tm_year * 100 + tm.tm_mon;
-	if (strcmp(reset, "day") == 0)
-		return (tm.tm_year * 100 + tm.tm_mon) * 100 + tm.tm_mday;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown reset \"%s\"", reset),
-			 errhint("A block sequence restarts every \"year\", \"month\" or \"day\", or never (\"none\").")));
-	return 0;					/* keep the compiler quiet */
+	return (tm.tm_year * 100 + tm.tm_mon) * 100 + tm.tm_mday;
+}
+
+/*
+ * The edge of the period of key between "in" (in it) and "out" (not in
+ * it), to the microsecond: the first moment not in it if out is later,
+ * else the first moment in it.  By bisection, so that no time zone rule
+ * (a day of 23 or 25 hours, a midnight that does not exist or comes
+ * twice) can put a moment of another period inside.
+ */
+static TimestampTz
+period_edge(char unit, pg_tz *tz, int32 key, TimestampTz in, TimestampTz out)
+{
+	while (in - out > 1 || out - in > 1)
+	{
+		TimestampTz mid = in + (out - in) / 2;
+
+		if (period_key_in(unit, tz, mid) == key)
+			in = mid;
+		else
+			out = mid;
+	}
+	return out > in ? out : in;
+}
+
+/*
+ * The period "at" falls in, in time_zone, into *p: its key (YYYY, YYYYMM or
+ * YYYYMMDD; 0 for reset 'none', with no bounds) and its first moment and
+ * the first moment after it.  22023 for an unknown reset or zone, 22008
+ * for a moment outside the years 1000 to 9999.
+ */
+void
+period_of(const char *reset, const char *time_zone, TimestampTz at, Period *p)
+{
+	char		unit = strcmp(reset, "year") == 0 ? 'y' :
+		strcmp(reset, "month") == 0 ? 'm' : strcmp(reset, "day") == 0 ? 'd' : 0;
+	/* beyond the longest period, whatever the zone */
+	int64		span = (unit == 'y' ? 367 : unit == 'm' ? 32 : 2) * USECS_PER_DAY;
+	pg_tz	   *tz;
+
+	memset(p, 0, sizeof(*p));
+	if (strcmp(reset, "none") == 0)
+		return;
+	if (unit == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown reset \"%s\"", reset),
+				 errhint("A block sequence restarts every \"year\", \"month\" or \"day\", or never (\"none\").")));
+	tz = numformat_zone(time_zone);
+	p->key = period_key_in(unit, tz, at);
+	p->start = period_edge(unit, tz, p->key, at, at - span);
+	p->end = period_edge(unit, tz, p->key, at, at + span);
 }
 
 /*
@@ -87,15 +124,15 @@ period_number(int32 key, int64 max_value, int64 n)
 	return key * scale + n;
 }
 
-/* seq_period_key(reset, time_zone, at): period_key(), NULL for 'none'. */
+/* seq_period_key(reset, time_zone, at): the key of period_of(), NULL for 'none'. */
 Datum
 seq_period_key(PG_FUNCTION_ARGS)
 {
-	int32		key = period_key(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-								 text_to_cstring(PG_GETARG_TEXT_PP(1)),
-								 PG_GETARG_TIMESTAMPTZ(2));
+	Period		p;
 
-	if (key == 0)
+	period_of(text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+			  PG_GETARG_TIMESTAMPTZ(2), &p);
+	if (p.key == 0)
 		PG_RETURN_NULL();
-	PG_RETURN_INT32(key);
+	PG_RETURN_INT32(p.key);
 }

@@ -13,7 +13,15 @@
 
 #include "datatype/timestamp.h"
 
-extern int32 period_key(const char *reset, const char *time_zone, TimestampTz at);
+/* A period: its key (0 for none) and [start, end). */
+typedef struct Period
+{
+	int32		key;
+	TimestampTz start;
+	TimestampTz end;
+} Period;
+
+extern void period_of(const char *reset, const char *time_zone, TimestampTz at, Period *p);
 extern int64 period_number(int32 key, int64 max_value, int64 n);
 
 #endif							/* UIDGEN_PERIOD_H */

@@ -11,6 +11,8 @@
 #ifndef UIDGEN_RESERVATION_H
 #define UIDGEN_RESERVATION_H
 
+#include "datatype/timestamp.h"
+
 /* Largest number of IDs one reservation may take (and largest block size). */
 #define ALLOC_MAX_IDS 1000000000
 /*
@@ -43,8 +45,11 @@ typedef struct AllocResult
 	bool		is_table;		/* for OK: of strategy 'table' */
 	int64		next_block_start;	/* for EXHAUSTED */
 	int64		bound;			/* for EXHAUSTED: max_value (min_value counting down) */
-	int32		period;			/* for CLOCK_BEHIND: the row's period */
+	int32		period;			/* for OK: first..last's period (0: none);
+								 * for CLOCK_BEHIND: the row's */
 	int32		period_now;		/* for CLOCK_BEHIND: the period of the time now */
+	TimestampTz period_start;	/* for OK with a period: when it began */
+	TimestampTz period_end;		/* and when it ends */
 	TransactionId locker;		/* for LOCKED: the row's xmax, if valid */
 	bool		locker_is_multi;	/* locker is a MultiXactId */
 	bool		locker_lock_only;	/* and it only locks the row */

@@ -50,7 +50,7 @@ seqrow_table(Oid funcid)
 /*
  * Is there a row for the name in the table, as of now?  *strategy: its
  * strategy ('table' for every row of 0.1.0's table, which lacks the
- * column), SEQ_PERIOD for 'table' numbered per period.
+ * column).
  */
 static bool
 seqrow_exists(Oid table, const char *name, SeqStrategy *kind)
@@ -62,7 +62,6 @@ seqrow_exists(Oid table, const char *name, SeqStrategy *kind)
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	AttrNumber	strategy;
-	AttrNumber	reset;
 	bool		found;
 
 	list_free(RelationGetIndexList(rel));	/* sets rd_pkindex */
@@ -79,7 +78,6 @@ seqrow_exists(Oid table, const char *name, SeqStrategy *kind)
 	tuple = systable_getnext(scan);
 	found = HeapTupleIsValid(tuple);
 	strategy = get_attnum(table, "strategy");
-	reset = get_attnum(table, "reset");
 	*kind = SEQ_TABLE;
 	if (found && strategy != InvalidAttrNumber)
 	{
@@ -89,14 +87,6 @@ seqrow_exists(Oid table, const char *name, SeqStrategy *kind)
 
 		*kind = strcmp(kindname, "gapless") == 0 ? SEQ_GAPLESS :
 			strcmp(kindname, "sequence") == 0 ? SEQ_SEQUENCE : SEQ_TABLE;
-	}
-	if (found && *kind == SEQ_TABLE && reset != InvalidAttrNumber)
-	{
-		bool		isnull;
-		Datum		value = heap_getattr(tuple, reset, RelationGetDescr(rel), &isnull);
-
-		if (!isnull && strcmp(TextDatumGetCString(value), "none") != 0)
-			*kind = SEQ_PERIOD;
 	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);

@@ -20,8 +20,7 @@ typedef enum SeqStrategy
 {
 	SEQ_TABLE,
 	SEQ_SEQUENCE,
-	SEQ_GAPLESS,
-	SEQ_PERIOD					/* 'table' numbered per period (reset) */
+	SEQ_GAPLESS
 } SeqStrategy;
 
 extern Oid	seqrow_table(Oid funcid);
