@@ -270,7 +270,7 @@ for my $re (
 	qr/^function (public\.)?uuidv7\(\) .* src='uuidv7_next' /m,
 	qr/^function uuidv7\(timestamp with time zone\) .* src='uuidv7_at' /m,
 	qr/^member function (public\.)?uuidv7\(\) comment='deprecated alias of uuidv7_next\(\)/m,
-	qr/^member function seq_create\(text,bigint,integer,bigint,text,text,text,bigint,bigint\) /m,
+	qr/^member function seq_create\(text,bigint,integer,bigint,text,text,text,bigint,bigint,text\) /m,
 	qr/^member function seq_room\(bigint,bigint,bigint,bigint\) /m,
 	qr/^column id_sequences \d+ format type=text notnull=f /m,
 	qr/^column id_sequences \d+ time_zone type=text notnull=t default='UTC'::text /m,
@@ -385,7 +385,7 @@ my @expected_added = (
 	# 0.2.0) and seq_alter()
 	'seq_alter(text,integer,bigint,text,bigint,bigint)',
 	'seq_check_char(text)',
-	'seq_create(text,bigint,integer,bigint,text,text,text,bigint,bigint)',
+	'seq_create(text,bigint,integer,bigint,text,text,text,bigint,bigint,text)',
 	'seq_format(text,bigint,timestamp with time zone)',
 	'seq_format_number(text,text,bigint,timestamp with time zone)',
 	'seq_format_of(text)',
@@ -393,7 +393,14 @@ my @expected_added = (
 	'seq_next_text(text)',
 	# 0.3.0: steps and direction (issue 22), and the new last parameters
 	# increment and min_value of seq_create() and seq_alter() above
-	'seq_room(bigint,bigint,bigint,bigint)');
+	'seq_room(bigint,bigint,bigint,bigint)',
+	# 0.3.0: numbering per period (issue 22), and the new last parameter
+	# reset of seq_create() above
+	'seq_format_finest(text)',
+	'seq_format_period(text,text,text,bigint,bigint,timestamp with time zone)',
+	'seq_period_check(text,text,bigint,bigint,bigint,bigint,text)',
+	'seq_period_key(text,text,timestamp with time zone)',
+	'seq_period_max(text)');
 is(join(' | ', @added), join(' | ', sort @expected_added),
 	'0.2.0 and 0.3.0 add their new functions to those of 0.1.0');
 
