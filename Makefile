@@ -70,7 +70,8 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 ISOLATION = snowflake_concurrent uuidv7_concurrent blocks_disjoint blocks_rollback \
 	blocks_repeatable_read blocks_exhaustion blocks_key_share blocks_multixact \
 	blocks_table_lock blocks_gapless_queue convert_concurrent blocks_cov_gapless_drop \
-	blocks_cov_multixact alloc_recreated blocks_step_alter blocks_step_gapless
+	blocks_cov_multixact alloc_recreated blocks_step_alter blocks_step_gapless \
+	blocks_period_queue
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS += -I$(srcdir)/src -I$(libpq_srcdir)
