@@ -93,6 +93,11 @@ UPDATE id_sequences SET period = period - 1, reset_skip = 5 WHERE name = 'pe_ste
 SELECT seq_next('pe_step') - pg_temp.k('month') * 10000 AS skipped,
        seq_next('pe_step') - pg_temp.k('month') * 10000 AS next;
 SELECT reset_skip FROM id_sequences WHERE name = 'pe_step';
+-- set within the current period, it waits for the next one: a refill of
+-- the current period leaves it
+UPDATE id_sequences SET reset_skip = 7 WHERE name = 'pe_step';
+SELECT seq_next('pe_step') - pg_temp.k('month') * 10000 AS same_period;
+SELECT reset_skip, next_block_start FROM id_sequences WHERE name = 'pe_step';
 
 -- Exhaustion is per period: max_value 9 leaves counts 1..9
 SELECT seq_create('pe_small', reset => 'day', max_value => 9);

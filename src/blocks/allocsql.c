@@ -254,8 +254,10 @@ alloc_prepare(Oid relid)
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
 	if (has_reset)
+		/* (reset_skip is used up by a restart: a new period) */
 		plan_period_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
-												 " period = $4, reset_skip = 0"
+												 " period = $4, reset_skip = CASE WHEN period"
+												 " OPERATOR(pg_catalog.=) $4 THEN reset_skip ELSE 0 END"
 												 " WHERE name OPERATOR(pg_catalog.=) $1", table),
 										4, period_types);
 	/* strategy 'sequence': where the native sequence is, and its blocks */
