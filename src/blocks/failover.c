@@ -253,8 +253,9 @@ failover_sequence_position(Oid seqoid, int64 increment, int64 *next)
  * nextval()); never past the value after the row's last ID (the IDs it
  * has left, as the allocator counts them), never backwards, within the
  * native sequence's bounds; a sequence left without room is marked
- * exhausted and not moved.  A native sequence that is gone is left alone
- * (its requests fail anyway).  The rows are locked.  Until ALTER
+ * exhausted; one moved past its bound by hand is left alone, as is one
+ * whose native sequence is gone (its requests fail anyway).  The rows are
+ * locked.  Until ALTER
  * EXTENSION UPDATE adds increment and min_value (0.2.0's table), every
  * row counts up by one.
  */
@@ -268,7 +269,7 @@ failover_skip_sequences(Oid relid, const char *ids, int skip)
 	uint64		nrows;
 
 	if (SPI_execute(psprintf("SELECT t.name, t.sequence::pg_catalog.oid, t.max_value,"
-							 " s.seqmin, s.seqmax, s.seqincrement, %s, t.next_block_start"
+							 " s.seqmin, s.seqmax, s.seqincrement, %s"
 							 " FROM %s AS t JOIN pg_catalog.pg_sequence AS s"
 							 " ON s.seqrelid OPERATOR(pg_catalog.=) t.sequence::pg_catalog.oid"
 							 " WHERE t.strategy OPERATOR(pg_catalog.=) 'sequence'",
@@ -300,18 +301,19 @@ failover_skip_sequences(Oid relid, const char *ids, int skip)
 		if (!failover_sequence_position(seqoid, increment, &next))
 			continue;
 		room = allocsql_room(next, step, min_value, max_value);
+		/* moved past its far bound by hand: left there, never moved back */
+		if (room == 0 && (step > 0 ? next > max_value : next < min_value))
+			continue;
 		over = (uint64) skip >= room;
 		/* (a bigint: the room leaves |step| values after the last ID) */
 		target = next + (int64) Min((uint64) skip, room) * step;
-		/* without room: not moved (next may be past the last bigint) */
-		if (room == 0)
-			target = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-		else if (target < seqmin || target > seqmax)
+		/* within the native sequence's own bounds (changed by hand) */
+		target = Max(Min(target, seqmax), seqmin);
+		if (step > 0 ? target < next : target > next)
 			continue;
 		args[0] = ObjectIdGetDatum(seqoid);
 		args[1] = Int64GetDatum(target);
-		if (room > 0 &&
-			SPI_execute_with_args("SELECT pg_catalog.setval($1, $2, false)", 2, settypes, args,
+		if (SPI_execute_with_args("SELECT pg_catalog.setval($1, $2, false)", 2, settypes, args,
 								  NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not move native sequence %u", seqoid);
 		args[0] = SPI_getbinval(tup, desc, 1, &isnull);
