@@ -24,6 +24,8 @@
 # seq_advance() gives back only the spare, which ends at the row's
 # next_block_start, not the rest of the range below the skip (the row
 # would move back below the skipped values).
+# A database whose objects are 0.2.0's (no column increment) skips its
+# sequences of strategy 'sequence' by one per ID.
 # An empty id_sequences_timeline (no timeline recorded) counts as a change:
 # the next allocator skips again, logs the change from "unknown", and
 # records the timeline.  A refill of the shared cache is never larger than
@@ -191,6 +193,22 @@ like(slurp_file($node->logfile, $offset),
 	'logged as a change from an unknown timeline');
 is($node->safe_psql('postgres', 'SELECT count(*) || \' \' || min(timeline) FROM id_sequences_timeline'),
 	'1 1', 'one row, the current timeline, is recorded again');
+
+# A database whose objects are still 0.2.0's (no increment, no min_value
+# in id_sequences): its sequences of strategy 'sequence' count up by one
+# and skip by skip values.
+$node->safe_psql('postgres', 'CREATE DATABASE old020');
+$node->safe_psql('old020', q{
+	CREATE EXTENSION uidgen VERSION '0.2.0';
+	SELECT seq_create('nat', block_size => 10, strategy => 'sequence');
+	SELECT * FROM seq_reserve_block('nat');
+	UPDATE id_sequences_timeline SET timeline = 77;
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator' AND datname = 'old020'});
+$node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
+	WHERE backend_type = 'uidgen allocator' AND datname = 'old020'});
+is($node->safe_psql('old020', "SELECT first_id || '..' || last_id FROM seq_reserve_block('nat')"),
+	(11 + $skip) . '..' . (20 + $skip), "0.2.0's table: skipped by skip values from its next block (11)");
 
 # A refill's size doubles while ranges go fast, at most 2^22 IDs even where
 # half of uidgen.promotion_skip is more (at 1000, it is 500).
