@@ -731,8 +731,9 @@ DROP FUNCTION seq_alter(text, integer, bigint);
 --
 -- Strategy 'table' keeps the position in next_block_start; strategy
 -- 'sequence' in a native sequence of its own (INCREMENT BY block_size
--- times increment, one nextval() per block), created here next to id_sequences, owned by its
--- name column (DROP EXTENSION drops it) and dropped by seq_drop().
+-- times increment, one nextval() per block), created here next to
+-- id_sequences, owned by its name column (DROP EXTENSION drops it) and
+-- dropped by seq_drop().
 -- Strategy 'gapless' keeps it in next_block_start too, moved by an UPDATE
 -- in the caller's own transaction (src/blocks/gapless.c).
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
@@ -1018,8 +1019,8 @@ $$;
 
 -- increment: the step between two IDs handed out one after the other,
 -- negative counting down (strategy 'sequence': its native sequence's
--- increment is the block size times it); min_value: the bound counting down, as
--- max_value is counting up.  0.2.0's rows count up by one.  A sequence with a format
+-- increment is the block size times it); min_value: the bound counting
+-- down, as max_value is counting up.  0.2.0's rows count up by one.  A sequence with a format
 -- counting down stops at 0 or above: formatted numbers are not negative.
 ALTER TABLE id_sequences
     ADD COLUMN increment bigint NOT NULL DEFAULT 1

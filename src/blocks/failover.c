@@ -218,9 +218,8 @@ failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 /*
  * Where the next nextval() of a native sequence starts (PG_INT64_MAX if
  * beyond the last bigint, counting down PG_INT64_MIN), from its own
- * last_value and is_called: not from
- * next_block_start, which a rolled-back transaction may have left behind a
- * setval() (setval() is not undone).  False if the sequence is gone.
+ * last_value and is_called: not from next_block_start, which a rolled-back
+ * transaction may have left behind a setval() (setval() is not undone).  False if the sequence is gone.
  */
 static bool
 failover_sequence_position(Oid seqoid, int64 increment, int64 *next)
@@ -255,9 +254,8 @@ failover_sequence_position(Oid seqoid, int64 increment, int64 *next)
  * native sequence's bounds; a sequence left without room is marked
  * exhausted; one moved past its bound by hand is left alone, as is one
  * whose native sequence is gone (its requests fail anyway).  The rows are
- * locked.  Until ALTER
- * EXTENSION UPDATE adds increment and min_value (0.2.0's table), every
- * row counts up by one.
+ * locked.  Until ALTER EXTENSION UPDATE adds increment and min_value
+ * (0.2.0's table), every row counts up by one.
  */
 static void
 failover_skip_sequences(Oid relid, const char *ids, int skip)
