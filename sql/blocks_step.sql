@@ -147,12 +147,86 @@ SELECT v <= -201 AS within_max, (v + 2) % 100 = 0 AS on_step
 SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 0)$$);
 SELECT pg_temp.err($$SELECT seq_alter('st_alt', increment => 1000000001)$$);
 
--- strategy 'sequence': only increment 1, at creation and in seq_alter()
-SELECT pg_temp.err($$SELECT seq_create('st_nat3', strategy => 'sequence', increment => 3)$$);
-SELECT pg_temp.err($$SELECT seq_create('st_natd', strategy => 'sequence', start => 100, increment => -1)$$);
-SELECT seq_create('st_nat', strategy => 'sequence', block_size => 10);
+-- strategy 'sequence' with a step: its native sequence's increment is
+-- block_size * increment, one nextval() per block.  Increment 10, blocks
+-- of 5: blocks reserved 1..41, 51..91, the next unused 101
+SELECT seq_create('st_nat', strategy => 'sequence', block_size => 5, increment => 10);
+SELECT * FROM seq_reserve_block('st_nat');
+SELECT * FROM seq_reserve_block('st_nat');
+SELECT s.seqincrement, s.seqmin, s.seqmax, s.seqstart
+  FROM id_sequences t JOIN pg_sequence s ON s.seqrelid = t.sequence WHERE t.name = 'st_nat';
+SELECT seq_next_unused(s) FROM id_sequences s WHERE name = 'st_nat';
+-- counting down by 7 from 100, blocks of 3: a block reserved 100..86, the
+-- next unused 79
+SELECT seq_create('st_natd', strategy => 'sequence', start => 100, block_size => 3, increment => -7);
+SELECT * FROM seq_reserve_block('st_natd');
+SELECT s.seqincrement, s.seqmin, s.seqmax, s.seqstart, t.max_value, t.min_value
+  FROM id_sequences t JOIN pg_sequence s ON s.seqrelid = t.sequence WHERE t.name = 'st_natd';
+SELECT seq_next_unused(s) FROM id_sequences s WHERE name = 'st_natd';
+-- seq_next(), over a block's end: 1, 11, ..., 41, 51, 61 and 100, 93, 86, 79
+-- (sequences of their own: the cache prefetches the next block in the
+-- background, which would make the positions above vary)
+SELECT seq_create('st_natn', strategy => 'sequence', block_size => 5, increment => 10);
+SELECT string_agg(seq_next('st_natn')::text, ' ' ORDER BY g) FROM generate_series(1, 7) g;
+SELECT seq_create('st_natdn', strategy => 'sequence', start => 100, block_size => 3, increment => -7);
+SELECT string_agg(seq_next('st_natdn')::text, ' ' ORDER BY g) FROM generate_series(1, 4) g;
+-- whole blocks only, as with increment 1
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_natd', 2)$$);
+-- the increment is part of the native sequence's: not changed (0A000),
+-- nor the block size; the same increment is no change; the direction 22023
 SELECT pg_temp.err($$SELECT seq_alter('st_nat', increment => 3)$$);
-SELECT count(*) FROM id_sequences WHERE name IN ('st_nat3', 'st_natd');
+SELECT pg_temp.err($$SELECT seq_alter('st_nat', block_size => 6)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_nat', increment => 10, block_size => 5)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_natd', increment => 7)$$);
+SELECT pg_temp.err($$SELECT seq_alter('st_natd', increment => -1)$$);
+-- seq_advance() keeps the lattice, by setval(): up, past 235 (next unused
+-- 101): 241; past 240 then, behind: unchanged; the next block starts there
+SELECT seq_advance('st_nat', 235);
+SELECT seq_advance('st_nat', 240);
+SELECT * FROM seq_reserve_block('st_nat');
+SELECT s.seqincrement FROM id_sequences t JOIN pg_sequence s ON s.seqrelid = t.sequence
+ WHERE t.name = 'st_nat';
+-- down, past -50 (next unused 79): -54 = 100 - 22 * 7; past -40, behind:
+-- unchanged
+SELECT seq_advance('st_natd', -50);
+SELECT seq_advance('st_natd', -40);
+SELECT * FROM seq_reserve_block('st_natd');
+-- exhaustion at max_value: 1, 11 / 21, 31 / 41 (and 51 > 45): 2200H
+SELECT seq_create('st_natmax', strategy => 'sequence', block_size => 2, increment => 10, max_value => 45);
+SELECT * FROM seq_reserve_block('st_natmax');
+SELECT * FROM seq_reserve_block('st_natmax');
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_natmax')$$);
+SELECT exhausted FROM id_sequences WHERE name = 'st_natmax';
+-- and at min_value counting down: 0, -7 / -14, -21 / (-28 < -25): 2200H
+SELECT seq_create('st_natmin', strategy => 'sequence', start => 0, block_size => 2, increment => -7,
+                  min_value => -25);
+SELECT * FROM seq_reserve_block('st_natmin');
+SELECT * FROM seq_reserve_block('st_natmin');
+SELECT pg_temp.err($$SELECT seq_next('st_natmin')$$);
+SELECT exhausted FROM id_sequences WHERE name = 'st_natmin';
+-- near the ends of bigint, without an overflow: increment 10 from 2^63-1-45
+-- hands out 4 values (up to 2^63-1-15; the position after the last, 2^63-1-5,
+-- is a bigint), then 2200H; counting down likewise
+SELECT seq_create('st_nattop', strategy => 'sequence', start => 9223372036854775762, block_size => 2,
+                  increment => 10);
+SELECT * FROM seq_reserve_block('st_nattop');
+SELECT * FROM seq_reserve_block('st_nattop');
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_nattop')$$);
+SELECT seq_create('st_natbot', strategy => 'sequence', start => -9223372036854775763, block_size => 2,
+                  increment => -10);
+SELECT * FROM seq_reserve_block('st_natbot');
+SELECT * FROM seq_reserve_block('st_natbot');
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_natbot')$$);
+SELECT name, exhausted FROM id_sequences WHERE name IN ('st_nattop', 'st_natbot') ORDER BY name;
+-- a native sequence counting down set by hand to the first bigint (its
+-- next position is below it): 2200H, not nextval()'s error
+SELECT seq_create('st_natedge', strategy => 'sequence', start => 0, block_size => 2, increment => -1);
+SELECT setval(sequence, -9223372036854775808, true) FROM id_sequences WHERE name = 'st_natedge';
+SELECT pg_temp.err($$SELECT * FROM seq_reserve_block('st_natedge')$$);
+-- a start within |increment| of the end of bigint: 22023, as for 'table'
+SELECT pg_temp.err($$SELECT seq_create('st_natbad', strategy => 'sequence', start => 9223372036854775800, increment => 10)$$);
+-- the CHECK lets a row of strategy 'sequence' have a step
+SELECT name, increment FROM id_sequences WHERE strategy = 'sequence' AND name LIKE 'st\_%' ORDER BY name;
 
 -- seq_advance() keeps the lattice: ascending, start 1, increment 10
 SELECT seq_create('st_adv', increment => 10, max_value => 1000);

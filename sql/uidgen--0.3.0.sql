@@ -260,9 +260,10 @@ GRANT SELECT ON id_sequences_timeline TO PUBLIC;
 -- (a superuser) may call them until it grants EXECUTE.
 --
 -- Strategy 'table' keeps the position in next_block_start; strategy
--- 'sequence' in a native sequence of its own (INCREMENT BY block_size, one
--- nextval() per block), created here next to id_sequences, owned by its
--- name column (DROP EXTENSION drops it) and dropped by seq_drop().
+-- 'sequence' in a native sequence of its own (INCREMENT BY block_size
+-- times increment, one nextval() per block), created here next to
+-- id_sequences, owned by its name column (DROP EXTENSION drops it) and
+-- dropped by seq_drop().
 -- Strategy 'gapless' keeps it in next_block_start too, moved by an UPDATE
 -- in the caller's own transaction (src/blocks/gapless.c).
 CREATE FUNCTION seq_create(name text, start bigint DEFAULT 1,
@@ -368,11 +369,6 @@ BEGIN
                   DETAIL = format('start is %s; with increment %s no ID is issued below %s, so that the position after the last ID is a bigint.',
                                   start, increment, -9223372036854775808 - increment);
     END IF;
-    IF strategy = 'sequence' AND increment <> 1 THEN
-        RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Use strategy "table" or "gapless" for a sequence with a step or counting down.';
-    END IF;
     IF strategy NOT IN ('table', 'sequence', 'gapless') THEN
         RAISE EXCEPTION 'unknown block sequence strategy "%"', strategy
             USING ERRCODE = 'invalid_parameter_value',
@@ -381,9 +377,15 @@ BEGIN
     IF strategy = 'sequence' THEN
         SELECT c.relnamespace INTO nsp FROM pg_class c
             WHERE c.oid = '@extschema@.id_sequences'::regclass;
-        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s MINVALUE %s START WITH %s'
-                       ' NO MAXVALUE CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
-                       nsp, 'id_sequences_' || md5(name), block_size, start, start);
+        -- one nextval() per block: block_size values apart, each one
+        -- increment from the last; counting down from start, counting up
+        -- from start on (steps and direction, section at the end)
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint INCREMENT BY %s %s START WITH %s'
+                       ' CACHE 1 NO CYCLE OWNED BY @extschema@.id_sequences.name',
+                       nsp, 'id_sequences_' || md5(name), block_size::bigint * increment,
+                       CASE WHEN increment < 0 THEN format('MAXVALUE %s NO MINVALUE', start)
+                            ELSE format('MINVALUE %s NO MAXVALUE', start) END,
+                       start);
         seq := format('%s.%I', nsp, 'id_sequences_' || md5(name))::regclass;
     END IF;
     INSERT INTO @extschema@.id_sequences AS s (name, next_block_start, block_size, max_value,
@@ -480,9 +482,10 @@ $$;
 -- fixed (counting the other way would hand out IDs again).  A new format
 -- applies to the numbers formatted from then on; texts formatted before
 -- are the caller's and stay as they are.  The block size of strategy
--- 'sequence' is its native sequence's increment, which cannot change
--- safely (ALTER SEQUENCE is transactional, the sequence's position is
--- not): refused, as is an increment for it.
+-- 'sequence' times its increment is its native sequence's increment,
+-- which cannot change safely (ALTER SEQUENCE is transactional, the
+-- sequence's position is not): a new block size or increment for it is
+-- refused.
 CREATE FUNCTION seq_alter(name text, block_size integer DEFAULT NULL,
                           max_value bigint DEFAULT NULL, format text DEFAULT NULL,
                           increment bigint DEFAULT NULL, min_value bigint DEFAULT NULL)
@@ -516,7 +519,7 @@ BEGIN
        AND block_size <> cur.block_size THEN
         RAISE EXCEPTION 'cannot change the block size of block sequence "%"', seq_alter.name
             USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size.',
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size times the increment.',
                   HINT = 'Create another block sequence, with seq_create(..., start => ...) above the IDs handed out.';
     END IF;
     IF increment = 0 OR abs(increment::numeric) > 1000000000 THEN
@@ -532,9 +535,10 @@ BEGIN
                   HINT = 'Create another block sequence for the other direction.';
     END IF;
     IF cur.strategy = 'sequence' AND increment <> cur.increment THEN
-        RAISE EXCEPTION 'strategy "sequence" does not support an increment other than 1'
+        RAISE EXCEPTION 'cannot change the increment of block sequence "%"', seq_alter.name
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Use strategy "table" or "gapless" for a sequence with a step or counting down.';
+                  DETAIL = 'Its blocks come from a native sequence (strategy "sequence") whose increment is the block size times the increment.',
+                  HINT = 'Create another block sequence, with seq_create(..., start => ...) beyond the IDs handed out.';
     END IF;
     IF coalesce(min_value, cur.min_value) > coalesce(max_value, cur.max_value) THEN
         RAISE EXCEPTION 'min_value must not be greater than max_value'
@@ -1302,18 +1306,32 @@ $$;
 -- Steps and direction of block sequences (issue 22, part 1) ------------------
 
 -- increment: the step between two IDs handed out one after the other,
--- negative counting down (strategy 'sequence': 1, its native sequence's
--- increment is the block size); min_value: the bound counting down, as
--- max_value is counting up.  0.2.0's rows count up by one.  A sequence with a format
+-- negative counting down (strategy 'sequence': its native sequence's
+-- increment is the block size times it); min_value: the bound counting
+-- down, as max_value is counting up.  0.2.0's rows count up by one.  A sequence with a format
 -- counting down stops at 0 or above: formatted numbers are not negative.
 ALTER TABLE id_sequences
     ADD COLUMN increment bigint NOT NULL DEFAULT 1
         CONSTRAINT id_sequences_increment_check
-        CHECK (increment <> 0 AND increment BETWEEN -1000000000 AND 1000000000
-               AND (increment = 1 OR strategy <> 'sequence')),
+        CHECK (increment <> 0 AND increment BETWEEN -1000000000 AND 1000000000),
     ADD COLUMN min_value bigint NOT NULL DEFAULT -9223372036854775808,
     ADD CONSTRAINT id_sequences_format_sign_check
         CHECK (format IS NULL OR increment > 0 OR min_value >= 0);
+
+-- The next ID a sequence has not handed out yet: next_block_start, or for
+-- strategy 'sequence' the block after its native sequence's last one (the
+-- native sequence's increment is block_size times increment).  Used by
+-- seq_alter() and seq_advance() with the row locked.
+CREATE OR REPLACE FUNCTION seq_next_unused(cur id_sequences) RETURNS numeric
+    LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+SELECT CASE WHEN cur.strategy = 'sequence'
+            THEN coalesce(pg_sequence_last_value(cur.sequence)::numeric
+                          + cur.block_size::numeric * cur.increment,
+                          cur.next_block_start)
+            ELSE cur.next_block_start END
+$$;
 
 -- How many IDs a sequence may still hand out from "next" on: up to
 -- max_value counting up, down to min_value counting down, and never the

@@ -31,10 +31,12 @@
  * UPDATE) counts up by one.
  *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
- * (INCREMENT BY its block size; a cache refill is one block) instead of
- * next_block_start: with its row locked as above, which keeps seq_advance(),
- * seq_alter() and seq_drop() out, each block is one nextval(), after a check
- * against max_value that records exhaustion in the row as for 'table'.  The WAL record
+ * (INCREMENT BY its block size times its increment; a cache refill is one
+ * block) instead of next_block_start: with its row locked as above, which
+ * keeps seq_advance(), seq_alter() and seq_drop() out, each block is one
+ * nextval(), the block's first ID, after a check against max_value
+ * (counting down: min_value) that records exhaustion in the row as for
+ * 'table'.  The WAL record
  * that covers the values (nextval() logs 32 ahead, and then the transaction
  * commits without flushing anything) is flushed before the commit
  * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
@@ -335,6 +337,13 @@ alloc_room(int64 next, int64 increment, int64 min_value, int64 max_value)
 	return next < bound ? 0 : ((uint64) next - (uint64) bound) / (uint64) -increment + 1;
 }
 
+/* alloc_room(), for failover.c. */
+uint64
+allocsql_room(int64 next, int64 increment, int64 min_value, int64 max_value)
+{
+	return alloc_room(next, increment, min_value, max_value);
+}
+
 /*
  * The increment of a row of id_sequences aliased t, and the IDs it has left
  * (seq_room()), as SQL: 0.2.0's table (before ALTER EXTENSION UPDATE) counts
@@ -444,16 +453,17 @@ alloc_sequence_flush(Oid seqoid)
 }
 
 /*
- * The first ID of the native sequence's next nextval(), or PG_INT64_MAX if
- * there is none; false (the requests failed) if the sequence is gone or
- * its increment is not the block size.  Before its first nextval() since
+ * The first ID of the native sequence's next nextval(), or PG_INT64_MAX
+ * (counting down: PG_INT64_MIN) if there is none; false (the requests
+ * failed) if the sequence is gone or its increment is not the block size
+ * times the row's increment.  Before its first nextval() since
  * a setval(..., false) (seq_create(), seq_advance(), the skip after a
  * timeline change), the row's next_block_start holds that position, as in
  * seq_next_unused().
  */
 static bool
 alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
-					int64 row_next, int64 *next)
+					int64 step, int64 row_next, int64 *next)
 {
 	Datum		args[1] = {ObjectIdGetDatum(seqoid)};
 	const char *problem = NULL;
@@ -473,10 +483,11 @@ alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
 		increment = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		*next = row_next;
 		last = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-		if (increment != block_size)
-			problem = "the increment of its native sequence is not its block size";
+		/* (|block_size * step| <= 10^18: no overflow) */
+		if (increment != block_size * step)
+			problem = "the increment of its native sequence is not its block size times its increment";
 		else if (!isnull && pg_add_s64_overflow(last, increment, next))
-			*next = PG_INT64_MAX;
+			*next = increment > 0 ? PG_INT64_MAX : PG_INT64_MIN;
 	}
 	if (problem == NULL)
 		return true;
@@ -489,12 +500,13 @@ alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
 /*
  * Serve the requests of a sequence of strategy 'sequence', whose row is
  * locked: each one block (n = block_size, or 22023), one nextval() each,
- * checked against max_value first; exhaustion is recorded in the row.
+ * checked against max_value (counting down: min_value) first; exhaustion
+ * is recorded in the row.  The block's IDs are step apart.
  */
 static void
 alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
-					 int64 row_next, int32 block_size, int64 max_value,
-					 bool exhausted)
+					 int64 row_next, int32 block_size, int64 step,
+					 int64 min_value, int64 max_value, bool exhausted)
 {
 	Datum		seqargs[2];
 	bool		isnull;
@@ -503,7 +515,7 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 	int			row = 0;
 	bool		changed = false;
 
-	if (!alloc_sequence_next(works, count, seqoid, block_size, row_next, &next))
+	if (!alloc_sequence_next(works, count, seqoid, block_size, step, row_next, &next))
 		return;
 	for (int i = 0; i < count; i++)
 	{
@@ -512,15 +524,17 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 
 		r->requested = n;
 		r->block_size = block_size;
-		r->increment = 1;
+		r->increment = step;
 		if (n != block_size)
 			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
 							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
 									 block_size));
-		else if (!exhausted && alloc_room(next, 1, PG_INT64_MIN, max_value) >= (uint64) n)
+		else if (!exhausted &&
+				 alloc_room(next, step, min_value, max_value) >= (uint64) n)
 		{
 			r->outcome = ALLOC_OK;
-			next += n;
+			/* (a bigint: the room leaves |step| values after the last ID) */
+			next += n * step;
 			blocks++;
 		}
 		else
@@ -529,7 +543,7 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 			exhausted = true;
 			r->outcome = ALLOC_EXHAUSTED;
 			r->next_block_start = next;
-			r->bound = max_value;
+			r->bound = step > 0 ? max_value : min_value;
 		}
 	}
 	if (blocks > 0)
@@ -550,17 +564,17 @@ alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
 			first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row++],
 												SPI_tuptable->tupdesc, 1, &isnull));
 			/* moved by hand since alloc_sequence_next(): check again */
-			if (alloc_room(first, 1, PG_INT64_MIN, max_value) < (uint64) block_size)
+			if (alloc_room(first, step, min_value, max_value) < (uint64) block_size)
 			{
 				changed |= !exhausted;
 				exhausted = true;
 				r->outcome = ALLOC_EXHAUSTED;
 				r->next_block_start = first;
-				r->bound = max_value;
+				r->bound = step > 0 ? max_value : min_value;
 				continue;
 			}
 			r->first = first;
-			r->last = first + (block_size - 1);
+			r->last = first + (block_size - 1) * step;
 		}
 		/* durable before the commit hands the blocks out */
 		CRASH_POINT("alloc-before-sequence-flush");
@@ -667,7 +681,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
 
 		alloc_serve_sequence(works, count, args, seqoid, next, block_size,
-							 max_value, exhausted);
+							 increment, min_value, max_value, exhausted);
 		return;
 	}
 	restarted = alloc_period(works, count, tup, desc, increment, min_value, max_value,

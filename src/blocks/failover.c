@@ -13,8 +13,8 @@
  * timeline, in the allocator round's own transaction and before any block
  * of it is served, every row of id_sequences moves uidgen.promotion_skip
  * IDs ahead, skip times its increment (strategy 'table': next_block_start,
- * in the row's direction; 'sequence', which counts up by one: its native
- * sequence, by setval(..., false), and next_block_start with it, as
+ * in the row's direction; 'sequence': its native sequence, by setval(...,
+ * false), in the row's direction too, and next_block_start with it, as
  * seq_advance() does), never past the value after its last ID (a sequence
  * left without room is marked exhausted), and the one row of id_sequences_timeline
  * records the timeline.  Both commit with the round: a crash before the
@@ -251,9 +251,9 @@ failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 
 /*
  * Where the next nextval() of a native sequence starts (PG_INT64_MAX if
- * beyond the last bigint), from its own last_value and is_called: not from
- * next_block_start, which a rolled-back transaction may have left behind a
- * setval() (setval() is not undone).  False if the sequence is gone.
+ * beyond the last bigint, counting down PG_INT64_MIN), from its own
+ * last_value and is_called: not from next_block_start, which a rolled-back
+ * transaction may have left behind a setval() (setval() is not undone).  False if the sequence is gone.
  */
 static bool
 failover_sequence_position(Oid seqoid, int64 increment, int64 *next)
@@ -274,32 +274,40 @@ failover_sequence_position(Oid seqoid, int64 increment, int64 *next)
 	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)))
 		*next = last;
 	else if (pg_add_s64_overflow(last, increment, next))
-		*next = PG_INT64_MAX;
+		*next = increment > 0 ? PG_INT64_MAX : PG_INT64_MIN;
 	return true;
 }
 
 /*
- * Strategy 'sequence': move each native sequence skip values ahead of its
- * own position, with setval(..., false), and next_block_start with it (as
- * seq_advance() does: seq_next_unused() and the allocator look there until
- * the next nextval()); within max_value + 1 and the native sequence's
- * bounds, never backwards; a sequence left without room is marked
- * exhausted.  A native sequence that is gone is left alone (its requests
- * fail anyway).  The rows are locked.
+ * Strategy 'sequence': move each native sequence skip IDs ahead of its own
+ * position (skip times the row's increment, in its direction), with
+ * setval(..., false), and next_block_start with it (as seq_advance() does:
+ * seq_next_unused() and the allocator look there until the next
+ * nextval()); never past the value after the row's last ID (the IDs it
+ * has left, as the allocator counts them), never backwards, within the
+ * native sequence's bounds; a sequence left without room is marked
+ * exhausted; one moved past its bound by hand is left alone, as is one
+ * whose native sequence is gone (its requests fail anyway).  The rows are
+ * locked.  Until ALTER EXTENSION UPDATE adds increment and min_value
+ * (0.2.0's table), every row counts up by one.
  */
 static void
-failover_skip_sequences(const char *ids, int skip)
+failover_skip_sequences(Oid relid, const char *ids, int skip)
 {
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			settypes[2] = {REGCLASSOID, INT8OID};
+	bool		has_step = get_attnum(relid, "increment") != InvalidAttrNumber;
 	SPITupleTable *rows;
 	uint64		nrows;
 
 	if (SPI_execute(psprintf("SELECT t.name, t.sequence::pg_catalog.oid, t.max_value,"
-							 " s.seqmin, s.seqmax, s.seqincrement"
+							 " s.seqmin, s.seqmax, s.seqincrement, %s"
 							 " FROM %s AS t JOIN pg_catalog.pg_sequence AS s"
 							 " ON s.seqrelid OPERATOR(pg_catalog.=) t.sequence::pg_catalog.oid"
-							 " WHERE t.strategy OPERATOR(pg_catalog.=) 'sequence'", ids),
+							 " WHERE t.strategy OPERATOR(pg_catalog.=) 'sequence'",
+							 has_step ? "t.increment, t.min_value" :
+							 "1::pg_catalog.int8, (-9223372036854775807 - 1)::pg_catalog.int8",
+							 ids),
 					false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 	rows = SPI_tuptable;
@@ -310,21 +318,30 @@ failover_skip_sequences(const char *ids, int skip)
 		TupleDesc	desc = rows->tupdesc;
 		bool		isnull;
 		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		int64		ceiling = Min(DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull)),
-								  ALLOC_ID_CEILING);
+		int64		max_value = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
 		int64		seqmin = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
-		int64		bound = Min(ceiling + 1, DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull)));
+		int64		seqmax = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
 		int64		increment = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+		int64		step = DatumGetInt64(SPI_getbinval(tup, desc, 7, &isnull));
+		int64		min_value = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
 		int64		next;
 		int64		target;
+		uint64		room;
 		bool		over;
 		Datum		args[3];
 
-		if (!failover_sequence_position(seqoid, increment, &next) || next > bound)
+		if (!failover_sequence_position(seqoid, increment, &next))
 			continue;
-		over = pg_add_s64_overflow(next, skip, &target) || target > ceiling;
-		target = over || target > bound ? bound : target;
-		if (target < seqmin)
+		room = allocsql_room(next, step, min_value, max_value);
+		/* moved past its far bound by hand: left there, never moved back */
+		if (room == 0 && (step > 0 ? next > max_value : next < min_value))
+			continue;
+		over = (uint64) skip >= room;
+		/* (a bigint: the room leaves |step| values after the last ID) */
+		target = next + (int64) Min((uint64) skip, room) * step;
+		/* within the native sequence's own bounds (changed by hand) */
+		target = Max(Min(target, seqmax), seqmin);
+		if (step > 0 ? target < next : target > next)
 			continue;
 		args[0] = ObjectIdGetDatum(seqoid);
 		args[1] = Int64GetDatum(target);
@@ -457,7 +474,7 @@ failover_prepare_round(AllocWork *works, int nworks)
 		if (skip > 0)
 		{
 			failover_skip_tables(relid, quote_identifier(get_namespace_name(nsp)), ids, skip);
-			failover_skip_sequences(ids, skip);
+			failover_skip_sequences(relid, ids, skip);
 		}
 		CRASH_POINT("skip-after-update");
 		failover_record(tl, key);

@@ -6,7 +6,9 @@
 # its flush of the sequence's WAL record keep a block from being handed out
 # again after crash recovery.  Afterwards no block and no seq_next() value
 # repeats one received before the crash, and the tables and the native
-# sequences go on above them.
+# sequences go on above them.  A sequence counting down by 3 ("natd": its
+# native sequence's increment is -3 * 97) streams too: no block of it after
+# the crash overlaps one before, and its native sequence goes on below them.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -33,6 +35,8 @@ $node->safe_psql('postgres', q{
     SELECT seq_create('nat', block_size => 97, strategy => 'sequence');
     SELECT seq_create('nat_next', block_size => 13, strategy => 'sequence');
     SELECT seq_create('tab', block_size => 97);
+    SELECT seq_create('natd', start => 0, block_size => 97, increment => -3,
+                      strategy => 'sequence');
     CHECKPOINT;
 });
 
@@ -42,10 +46,11 @@ my $dir = $PostgreSQL::Test::Utils::tmp_check;
 my %script = (
     nat => "SELECT first_id, last_id FROM seq_reserve_block('nat');\n",
     tab => "SELECT first_id, last_id FROM seq_reserve_block('tab');\n",
+    natd => "SELECT first_id, last_id FROM seq_reserve_block('natd');\n",
     next => "SELECT seq_next('nat_next');\n",
 );
 my (@clients, @outputs);
-for my $kind (qw(nat nat tab next))
+for my $kind (qw(nat nat tab natd next))
 {
     my $i = scalar @clients;
     my $sql = "$dir/blocks_sequence_crash_$i.sql";
@@ -102,16 +107,19 @@ for my $o (@outputs)
     }
 }
 cmp_ok(scalar(@{ $blocks{nat} }), '>=', 600, 'blocks of "nat" were received');
+cmp_ok(scalar(@{ $blocks{natd} }), '>=', 300, 'blocks of "natd" were received');
 
-# After recovery, as many again: none overlaps one received before.
-for my $name (qw(nat tab))
+# After recovery, as many again: none overlaps one received before
+# (a block counting down, first_id > last_id, as the interval it spans).
+for my $name (qw(nat tab natd))
 {
     my @new = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres', qq{
         SELECT (b).first_id || '|' || (b).last_id FROM (
             SELECT seq_reserve_block('$name') AS b FROM generate_series(1, 700)
             OFFSET 0) AS s});
     is(scalar(@new), 700, "700 new blocks of \"$name\"");
-    my @sorted = sort { $a->[0] <=> $b->[0] } @{ $blocks{$name} }, @new;
+    my @sorted = sort { $a->[0] <=> $b->[0] }
+      map { $_->[0] <= $_->[1] ? $_ : [ $_->[1], $_->[0] ] } @{ $blocks{$name} }, @new;
     my $overlaps = 0;
     for my $i (1 .. $#sorted)
     {

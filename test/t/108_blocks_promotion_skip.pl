@@ -23,7 +23,8 @@
 # With steps (issue 22): the skip counts IDs, so a sequence with increment 7
 # skips promotion_skip * 7 values and stays on its lattice, one counting
 # down moves down, and one near either end of bigint is exhausted, without
-# an overflow.
+# an overflow; the same for strategy 'sequence' (its native sequence moves
+# by promotion_skip * increment values).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -55,6 +56,10 @@ for my $db (@dbs)
 $primary->safe_psql('postgres', q{
     SELECT seq_create('st7', start => 3, increment => 7, block_size => 100);
     SELECT seq_create('sdn', start => 0, increment => -3, block_size => 100);
+    SELECT seq_create('nst7', start => 3, increment => 7, block_size => 100,
+                      strategy => 'sequence');
+    SELECT seq_create('nsdn', start => 0, increment => -3, block_size => 100,
+                      strategy => 'sequence');
 });
 
 # What $node's database $db handed out: n blocks of each of tab and nat,
@@ -231,10 +236,13 @@ for my $db (@dbs)
     record($all{$db}, hand_out($primary, $db, 10, 1000));
 }
 my %steps = map { $_ => [ split /\n/, $primary->safe_psql('postgres',
-    "SELECT seq_next('$_') FROM generate_series(1, 150)") ] } ('st7', 'sdn');
+    "SELECT seq_next('$_') FROM generate_series(1, 150)") ] } ('st7', 'sdn', 'nst7', 'nsdn');
 is("$steps{st7}[0] $steps{st7}[149] $steps{sdn}[0] $steps{sdn}[149]",
     '3 ' . (3 + 149 * 7) . ' 0 ' . (0 - 149 * 3),
     'steps: 3, 10, ... and 0, -3, ... before the promotion');
+is("$steps{nst7}[0] $steps{nst7}[149] $steps{nsdn}[0] $steps{nsdn}[149]",
+    '3 ' . (3 + 149 * 7) . ' 0 ' . (0 - 149 * 3),
+    "steps, strategy 'sequence': the same values before the promotion");
 $primary->wait_for_catchup($s2);
 my %known = map { $_ => next_unused($s2, $_) } @dbs;
 my $log_offset = -s $s2->logfile;
@@ -249,6 +257,18 @@ my $sdn = $s2->safe_psql('postgres', "SELECT seq_next('sdn')");
 is($sdn, $known{postgres}{sdn} - 3 * $skip,
     "steps: increment -3 moves $skip * 3 values down from the standby's next_block_start");
 is((0 - $sdn) % 3, 0, 'steps: and stays on its lattice (-3 k)');
+my $nst7 = $s2->safe_psql('postgres', "SELECT seq_next('nst7')");
+is($nst7, $known{postgres}{nst7} + 7 * $skip,
+    "steps, strategy 'sequence': increment 7 skips $skip * 7 values above the standby's position");
+is(($nst7 - 3) % 7, 0, "steps, strategy 'sequence': on its lattice (3 + 7 k)");
+cmp_ok($known{postgres}{nst7}, '>', $steps{nst7}[149],
+    "steps, strategy 'sequence': (the standby had the values handed out)");
+my $nsdn = $s2->safe_psql('postgres', "SELECT seq_next('nsdn')");
+is($nsdn, $known{postgres}{nsdn} - 3 * $skip,
+    "steps, strategy 'sequence': increment -3 moves $skip * 3 values down from the standby's position");
+is((0 - $nsdn) % 3, 0, "steps, strategy 'sequence': on its lattice (-3 k)");
+cmp_ok($known{postgres}{nsdn}, '<', $steps{nsdn}[149],
+    "steps, strategy 'sequence': (the standby had the values handed out, counting down)");
 check_after($s2, \%all, 'default skip', 1);
 my %logged;
 my $log = slurp_file($s2->logfile, $log_offset);

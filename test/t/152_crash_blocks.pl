@@ -3,7 +3,10 @@
 # blocks.c, failover.c and allocsql.c): the process that reaches the point
 # is SIGKILLed, the server goes through a crash restart, and no block and
 # no seq_next() value any client received, before or after, is handed out
-# twice.
+# twice.  A sequence of strategy 'sequence' counting down by 7 ("natd")
+# is handed out between the episodes and by the old and the promoted
+# primary of part 2: its blocks (first_id > last_id, checked as the
+# intervals they span) never overlap either.
 #
 # Part 1, one crash per point of a round: clients stream seq_reserve_block()
 # of a 'table' and a 'sequence' strategy sequence and seq_next() values
@@ -36,10 +39,12 @@ $node->safe_psql('postgres', q{
 	SELECT seq_create('tab', block_size => 97);
 	SELECT seq_create('nat', block_size => 100, strategy => 'sequence');
 	SELECT seq_create('nxt', block_size => 13);
+	SELECT seq_create('natd', start => 0, block_size => 50, increment => -7,
+					  strategy => 'sequence');
 });
 
 # Every range handed out, per sequence: [first, last] (seq_next(): [v, v]).
-my %got = (tab => [], nat => [], nxt => []);
+my %got = (tab => [], nat => [], nxt => [], natd => []);
 
 # Record the lines "first|last" or "value" of a sequence.
 sub record
@@ -58,6 +63,8 @@ sub hand_out
 {
 	my ($node, $blocks, $values) = @_;
 	push @{ $got{$_} }, @{ seq_blocks($node, 'postgres', $_, $blocks) } for ('tab', 'nat');
+	# (counting down: the interval [last_id, first_id])
+	push @{ $got{natd} }, map { [ $_->[1], $_->[0] ] } @{ seq_blocks($node, 'postgres', 'natd', $blocks) };
 	record('nxt', split /\n/, $node->safe_psql('postgres',
 		"SELECT seq_next('nxt') FROM generate_series(1, $values)"));
 	return;
