@@ -16,6 +16,7 @@ OBJS = \
 	src/text/ulid.o \
 	src/blocks/allocqueue.o \
 	src/blocks/allocslots.o \
+	src/blocks/allocseq.o \
 	src/blocks/allocsql.o \
 	src/blocks/allocworker.o \
 	src/blocks/blockcache.o \
@@ -45,6 +46,7 @@ OBJS = \
 	src/core/counters.o \
 	src/core/settings.o \
 	src/core/shmem.o \
+	src/core/spiplan.o \
 	src/core/workers.o
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has

@@ -31,16 +31,15 @@
  * UPDATE) counts up by one.
  *
  * A sequence of strategy 'sequence' keeps its position in a native sequence
- * (INCREMENT BY its block size times its increment; a cache refill is one
- * block) instead of next_block_start: with its row locked as above, which
- * keeps seq_advance(), seq_alter() and seq_drop() out, each block is one
- * nextval(), the block's first ID, after a check against max_value
- * (counting down: min_value) that records exhaustion in the row as for
- * 'table'.  The WAL record
- * that covers the values (nextval() logs 32 ahead, and then the transaction
- * commits without flushing anything) is flushed before the commit
- * ("alloc-before-sequence-flush" is after the nextval()s, before the flush;
- * allocworker.c has the order of a round).
+ * instead of next_block_start: with its row locked as above, allocseq.c
+ * serves its blocks, and exhaustion is recorded in the row here.
+ *
+ * Numbering per period (id_sequences.reset, period.c): such a row takes the
+ * slow path; if the period of the time now is later than the row's, the
+ * same UPDATE restarts the count (at min_value, beyond reset_skip IDs) and
+ * records the period; if it is earlier, every request is answered 22008
+ * and nothing changes.  Answers carry the numbers (the period's key, then
+ * the count) and the period's bounds, for the cache.
  *
  * The statements are schema-qualified (the worker's search_path holds only
  * pg_catalog), prepared once and kept until a round fails.
@@ -55,12 +54,9 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/relation.h"
 #include "access/table.h"
-#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
-#include "common/int.h"
 #include "executor/spi.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -69,9 +65,11 @@
 #include "utils/timestamp.h"
 
 #include "blocks/reservation.h"
+#include "blocks/allocseq.h"
 #include "blocks/allocsql.h"
 #include "blocks/period.h"
 #include "core/crashpoint.h"
+#include "core/spiplan.h"
 
 /* The extension and its schema; the prepared statements. */
 static Oid	plan_ext = InvalidOid;
@@ -81,27 +79,11 @@ static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_find = NULL;
 static SPIPlanPtr plan_update = NULL;
 static SPIPlanPtr plan_period_update = NULL;
-static SPIPlanPtr plan_seqpos = NULL;
-static SPIPlanPtr plan_nextval = NULL;
 /* The statements know id_sequences.strategy (0.2.0; 0.1.0 lacks it). */
 static bool plan_strategy = false;
 /* And id_sequences.increment (0.3.0; 0.2.0 lacks it), and reset. */
 static bool plan_step = false;
 static bool plan_reset = false;
-
-/* Prepare and keep one statement. */
-static SPIPlanPtr
-alloc_plan(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	return plan;
-}
 
 /* The schema uidgen is installed in. */
 static Oid
@@ -164,13 +146,11 @@ alloc_free_plans(void)
 		SPI_freeplan(plan_lock);
 		SPI_freeplan(plan_find);
 		SPI_freeplan(plan_update);
-		SPI_freeplan(plan_seqpos);
-		SPI_freeplan(plan_nextval);
 		if (plan_period_update != NULL)
 			SPI_freeplan(plan_period_update);
 	}
 	plan_fast = plan_lock = plan_find = plan_update = plan_period_update = NULL;
-	plan_seqpos = plan_nextval = NULL;
+	allocseq_forget();
 }
 
 /* Forget the statements, so that the next round looks the table up again. */
@@ -203,7 +183,6 @@ alloc_prepare(Oid relid)
 	Oid			types[3] = {TEXTOID, INT8OID, BOOLOID};
 	Oid			fast_types[3] = {TEXTOID, INT8OID, INT8OID};
 	Oid			period_types[4] = {TEXTOID, INT8OID, BOOLOID, INT4OID};
-	Oid			seq_types[2] = {REGCLASSOID, INT4OID};
 	char	   *schema;
 	char	   *table;
 
@@ -229,7 +208,7 @@ alloc_prepare(Oid relid)
 	allocsql_step_sql(relid, quote_identifier(schema), &inc, &room);
 	/* strategy 'table': the whole batch in one statement, when it fits */
 	count = "($2 + $3 * t.block_size)";
-	plan_fast = alloc_plan(psprintf("UPDATE %s AS t"
+	plan_fast = spiplan_keep(psprintf("UPDATE %s AS t"
 									" SET next_block_start = (t.next_block_start::pg_catalog.numeric"
 									" + %s::pg_catalog.numeric * %s)::pg_catalog.int8"
 									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
@@ -241,7 +220,7 @@ alloc_prepare(Oid relid)
 									table, count, inc, table, table_only, count, room,
 									count, inc, inc),
 						   3, fast_types);
-	plan_lock = alloc_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
+	plan_lock = spiplan_keep(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
 									" %s, %s, %s FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
 									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, inc,
 									has_step ? "t.min_value" : "(-9223372036854775807 - 1)::pg_catalog.int8",
@@ -249,26 +228,19 @@ alloc_prepare(Oid relid)
 									"'none'::pg_catalog.text, NULL::pg_catalog.int4, 'UTC'::pg_catalog.text,"
 									" 0::pg_catalog.int8",
 									table), 1, types);
-	plan_find = alloc_plan(psprintf("SELECT ctid FROM %s"
+	plan_find = spiplan_keep(psprintf("SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1", table),
 						   1, types);
-	plan_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
+	plan_update = spiplan_keep(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
 	if (has_reset)
 		/* (reset_skip is used up by a restart: a new period) */
-		plan_period_update = alloc_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
+		plan_period_update = spiplan_keep(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
 												 " period = $4, reset_skip = CASE WHEN period"
 												 " OPERATOR(pg_catalog.=) $4 THEN reset_skip ELSE 0 END"
 												 " WHERE name OPERATOR(pg_catalog.=) $1", table),
 										4, period_types);
-	/* strategy 'sequence': where the native sequence is, and its blocks */
-	plan_seqpos = alloc_plan("SELECT s.seqincrement,"
-							 " pg_catalog.pg_sequence_last_value(s.seqrelid)"
-							 " FROM pg_catalog.pg_sequence s"
-							 " WHERE s.seqrelid OPERATOR(pg_catalog.=) $1", 1, seq_types);
-	plan_nextval = alloc_plan("SELECT pg_catalog.nextval($1)"
-							  " FROM pg_catalog.generate_series(1, $2)", 2, seq_types);
 }
 
 /*
@@ -316,32 +288,6 @@ alloc_serve_fast(AllocWork *works, int count, Datum name)
 		next = r->last + increment;
 	}
 	return true;
-}
-
-/*
- * IDs left from next on, increment apart, up to max_value (counting down:
- * min_value) and within |increment| of the last bigint: seq_room() of the
- * install script, for the values in hand.
- */
-static uint64
-alloc_room(int64 next, int64 increment, int64 min_value, int64 max_value)
-{
-	int64		bound;
-
-	if (increment > 0)
-	{
-		bound = Min(max_value, PG_INT64_MAX - increment);
-		return next > bound ? 0 : ((uint64) bound - (uint64) next) / (uint64) increment + 1;
-	}
-	bound = Max(min_value, PG_INT64_MIN - increment);
-	return next < bound ? 0 : ((uint64) next - (uint64) bound) / (uint64) -increment + 1;
-}
-
-/* alloc_room(), for failover.c. */
-uint64
-allocsql_room(int64 next, int64 increment, int64 min_value, int64 max_value)
-{
-	return alloc_room(next, increment, min_value, max_value);
 }
 
 /*
@@ -424,171 +370,6 @@ alloc_group_missing(Oid relid, AllocWork *works, int count, Datum *args)
 		works[i].result = found;
 }
 
-/* Fail one request of a sequence of strategy 'sequence'. */
-static void
-alloc_fail_work(AllocResult *r, int sqlerrcode, const char *message)
-{
-	r->outcome = ALLOC_FAILED;
-	r->sqlerrcode = sqlerrcode;
-	strlcpy(r->message, message, ALLOC_MSG_LEN);
-}
-
-/*
- * Flush the WAL up to the native sequence's last record: a nextval() that
- * did not log relies on an earlier record, and a transaction that wrote no
- * WAL of its own commits without flushing anything.
- */
-static void
-alloc_sequence_flush(Oid seqoid)
-{
-	Relation	rel = relation_open(seqoid, AccessShareLock);
-	Buffer		buf = ReadBuffer(rel, 0);
-	XLogRecPtr	lsn;
-
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	lsn = PageGetLSN(BufferGetPage(buf));
-	UnlockReleaseBuffer(buf);
-	relation_close(rel, AccessShareLock);
-	XLogFlush(lsn);
-}
-
-/*
- * The first ID of the native sequence's next nextval(), or PG_INT64_MAX
- * (counting down: PG_INT64_MIN) if there is none; false (the requests
- * failed) if the sequence is gone or its increment is not the block size
- * times the row's increment.  Before its first nextval() since
- * a setval(..., false) (seq_create(), seq_advance(), the skip after a
- * timeline change), the row's next_block_start holds that position, as in
- * seq_next_unused().
- */
-static bool
-alloc_sequence_next(AllocWork *works, int count, Oid seqoid, int32 block_size,
-					int64 step, int64 row_next, int64 *next)
-{
-	Datum		args[1] = {ObjectIdGetDatum(seqoid)};
-	const char *problem = NULL;
-	bool		isnull;
-	int64		increment;
-	int64		last;
-
-	if (SPI_execute_plan(plan_seqpos, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_plan failed on pg_sequence");
-	if (SPI_processed != 1)
-		problem = "its native sequence does not exist";
-	else
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-
-		increment = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		*next = row_next;
-		last = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-		/* (|block_size * step| <= 10^18: no overflow) */
-		if (increment != block_size * step)
-			problem = "the increment of its native sequence is not its block size times its increment";
-		else if (!isnull && pg_add_s64_overflow(last, increment, next))
-			*next = increment > 0 ? PG_INT64_MAX : PG_INT64_MIN;
-	}
-	if (problem == NULL)
-		return true;
-	for (int i = 0; i < count; i++)
-		alloc_fail_work(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-						problem);
-	return false;
-}
-
-/*
- * Serve the requests of a sequence of strategy 'sequence', whose row is
- * locked: each one block (n = block_size, or 22023), one nextval() each,
- * checked against max_value (counting down: min_value) first; exhaustion
- * is recorded in the row.  The block's IDs are step apart.
- */
-static void
-alloc_serve_sequence(AllocWork *works, int count, Datum *args, Oid seqoid,
-					 int64 row_next, int32 block_size, int64 step,
-					 int64 min_value, int64 max_value, bool exhausted)
-{
-	Datum		seqargs[2];
-	bool		isnull;
-	int64		next;
-	int			blocks = 0;
-	int			row = 0;
-	bool		changed = false;
-
-	if (!alloc_sequence_next(works, count, seqoid, block_size, step, row_next, &next))
-		return;
-	for (int i = 0; i < count; i++)
-	{
-		AllocResult *r = &works[i].result;
-		int64		n = works[i].n > 0 && !works[i].for_cache ? works[i].n : block_size;
-
-		r->requested = n;
-		r->block_size = block_size;
-		r->increment = step;
-		if (n != block_size)
-			alloc_fail_work(r, ERRCODE_INVALID_PARAMETER_VALUE,
-							psprintf("strategy \"sequence\" hands out whole blocks of %d IDs only",
-									 block_size));
-		else if (!exhausted &&
-				 alloc_room(next, step, min_value, max_value) >= (uint64) n)
-		{
-			r->outcome = ALLOC_OK;
-			/* (a bigint: the room leaves |step| values after the last ID) */
-			next += n * step;
-			blocks++;
-		}
-		else
-		{
-			changed |= !exhausted;
-			exhausted = true;
-			r->outcome = ALLOC_EXHAUSTED;
-			r->next_block_start = next;
-			r->bound = step > 0 ? max_value : min_value;
-		}
-	}
-	if (blocks > 0)
-	{
-		seqargs[0] = ObjectIdGetDatum(seqoid);
-		seqargs[1] = Int32GetDatum(blocks);
-		if (SPI_execute_plan(plan_nextval, seqargs, NULL, false, 0) != SPI_OK_SELECT ||
-			SPI_processed != (uint64) blocks)
-			elog(ERROR, "could not advance the native sequence of block sequence \"%s\"",
-				 works[0].name);
-		for (int i = 0; i < count; i++)
-		{
-			AllocResult *r = &works[i].result;
-			int64		first;
-
-			if (r->outcome != ALLOC_OK)
-				continue;
-			first = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row++],
-												SPI_tuptable->tupdesc, 1, &isnull));
-			/* moved by hand since alloc_sequence_next(): check again */
-			if (alloc_room(first, step, min_value, max_value) < (uint64) block_size)
-			{
-				changed |= !exhausted;
-				exhausted = true;
-				r->outcome = ALLOC_EXHAUSTED;
-				r->next_block_start = first;
-				r->bound = step > 0 ? max_value : min_value;
-				continue;
-			}
-			r->first = first;
-			r->last = first + (block_size - 1) * step;
-		}
-		/* durable before the commit hands the blocks out */
-		CRASH_POINT("alloc-before-sequence-flush");
-		alloc_sequence_flush(seqoid);
-	}
-	if (!changed)
-		return;
-	args[1] = Int64GetDatum(row_next);
-	args[2] = BoolGetDatum(true);
-	if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
-		elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
-}
-
 /*
  * For a row numbered per period (columns 10 to 13 of plan_lock: reset,
  * period, time_zone, reset_skip): *p, the period of the time now, and the
@@ -624,7 +405,7 @@ alloc_period(AllocWork *works, int count, HeapTuple tup, TupleDesc desc,
 		return -1;
 	}
 	/* (within the room, so a bigint: seq_room()) */
-	room = alloc_room(min_value, increment, min_value, max_value);
+	room = reservation_room(min_value, increment, min_value, max_value);
 	*next = min_value + (int64) Min(skip, room) * increment;
 	*exhausted = skip >= room;
 	return 1;
@@ -672,7 +453,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	if (DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull)))
 	{
 		for (int i = 0; i < count; i++)
-			alloc_fail_work(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+			reservation_fail(&works[i].result, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
 							"it is of strategy \"gapless\", whose numbers are taken in the caller's transaction");
 		return;
 	}
@@ -680,8 +461,15 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	{
 		Oid			seqoid = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
 
-		alloc_serve_sequence(works, count, args, seqoid, next, block_size,
-							 increment, min_value, max_value, exhausted);
+		if (!allocseq_serve(works, count, seqoid, next, block_size, increment,
+							min_value, max_value, exhausted))
+			return;
+		/* exhaustion recorded in the row; its position is the native sequence's */
+		args[1] = Int64GetDatum(next);
+		args[2] = BoolGetDatum(true);
+		if (SPI_execute_plan(plan_update, args, NULL, false, 0) != SPI_OK_UPDATE ||
+			SPI_processed != 1)
+			elog(ERROR, "could not update block sequence \"%s\"", works[0].name);
 		return;
 	}
 	restarted = alloc_period(works, count, tup, desc, increment, min_value, max_value,
@@ -694,7 +482,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 	{
 		AllocResult *r = &works[i].result;
 		int64		n = works[i].n > 0 ? works[i].n : block_size;
-		uint64		room = exhausted ? 0 : alloc_room(next, increment, min_value, max_value);
+		uint64		room = exhausted ? 0 : reservation_room(next, increment, min_value, max_value);
 
 		/*
 		 * a refill of the cache takes what is left, if it is short (room

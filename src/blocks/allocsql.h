@@ -18,8 +18,6 @@ extern void allocsql_serve_all(AllocWork *works, int nworks);
 extern void allocsql_forget(void);
 extern Oid	allocsql_table(void);
 extern void allocsql_row_locker(Oid relid, ItemPointer tid, AllocResult *r);
-extern uint64 allocsql_room(int64 next, int64 increment, int64 min_value,
-							 int64 max_value);
 extern void allocsql_step_sql(Oid relid, const char *schema, char **increment, char **room);
 
 #endif							/* UIDGEN_ALLOCSQL_H */

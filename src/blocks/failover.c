@@ -332,7 +332,7 @@ failover_skip_sequences(Oid relid, const char *ids, int skip)
 
 		if (!failover_sequence_position(seqoid, increment, &next))
 			continue;
-		room = allocsql_room(next, step, min_value, max_value);
+		room = reservation_room(next, step, min_value, max_value);
 		/* moved past its far bound by hand: left there, never moved back */
 		if (room == 0 && (step > 0 ? next > max_value : next < min_value))
 			continue;

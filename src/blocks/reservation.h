@@ -15,11 +15,6 @@
 
 /* Largest number of IDs one reservation may take (and largest block size). */
 #define ALLOC_MAX_IDS 1000000000
-/*
- * The ID never issued counting up by one, so that next_block_start can
- * follow any (with a step: the last |increment| bigints, seq_room()).
- */
-#define ALLOC_ID_CEILING (PG_INT64_MAX - 1)
 #define ALLOC_MSG_LEN 160
 
 /* How a reservation ended. */
@@ -69,5 +64,33 @@ typedef struct AllocWork
 	int			order;			/* arrival order within a round */
 	AllocResult result;
 } AllocWork;
+
+/*
+ * IDs left from next on, increment apart, up to max_value (counting down:
+ * min_value) and within |increment| of the last bigint: seq_room() of the
+ * install script, for the values in hand.
+ */
+static inline uint64
+reservation_room(int64 next, int64 increment, int64 min_value, int64 max_value)
+{
+	int64		bound;
+
+	if (increment > 0)
+	{
+		bound = Min(max_value, PG_INT64_MAX - increment);
+		return next > bound ? 0 : ((uint64) bound - (uint64) next) / (uint64) increment + 1;
+	}
+	bound = Max(min_value, PG_INT64_MIN - increment);
+	return next < bound ? 0 : ((uint64) next - (uint64) bound) / (uint64) -increment + 1;
+}
+
+/* Fail one request with an error code and a message. */
+static inline void
+reservation_fail(AllocResult *r, int sqlerrcode, const char *message)
+{
+	r->outcome = ALLOC_FAILED;
+	r->sqlerrcode = sqlerrcode;
+	strlcpy(r->message, message, ALLOC_MSG_LEN);
+}
 
 #endif							/* UIDGEN_RESERVATION_H */
