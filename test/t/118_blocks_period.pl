@@ -263,21 +263,12 @@ $node->stop;
 my $skip = 100;
 my $primary = uidgen_node('period_primary', init => { allows_streaming => 1 },
 	'uidgen.promotion_skip' => $skip);
-my $m2 = floor(time()) + 25;
-my ($z2, $k1, $k2) = zone_ending_at($m2);
-$primary->safe_psql('postgres', qq{
-	SELECT seq_create('pd', reset => 'day', max_value => 99999, start => 5, increment => 3,
-	                  time_zone => '$z2');
-	SELECT seq_create('po', reset => 'day', max_value => 99999, start => 2, time_zone => '$z2');
+$primary->safe_psql('postgres', q{
+	SELECT seq_create('pd', reset => 'day', max_value => 99999, start => 5, increment => 3);
+	SELECT seq_create('po', reset => 'day', max_value => 99999, start => 2);
 	SELECT seq_next('pd') FROM generate_series(1, 3);
 	SELECT seq_next('po') FROM generate_series(1, 3);
 });
-# 'po': its period ended (the day before)
-$primary->safe_psql('postgres', qq{
-	UPDATE id_sequences SET period = seq_period_key('day', '$z2', now() - interval '1 day'),
-	       next_block_start = 40 WHERE name = 'po';
-});
-my $pd_next = $primary->safe_psql('postgres', q{SELECT next_block_start FROM id_sequences WHERE name = 'pd'});
 $primary->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('period_standby');
 $standby->init_from_backup($primary, 'bk', has_streaming => 1);
@@ -288,8 +279,19 @@ $primary->stop;
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the standby was not promoted';
+# Before anything asks for a block (the skip comes with the first): the
+# rows' day ends in a few seconds (their zone moved), 'pd' counts in it,
+# 'po' in the day before (ended).
+my $m2 = floor(time()) + 6;
+my ($z2, $k1, $k2) = zone_ending_at($m2);
+$standby->safe_psql('postgres', qq{
+	UPDATE id_sequences SET time_zone = '$z2', period = $k1 WHERE name = 'pd';
+	UPDATE id_sequences SET time_zone = '$z2', next_block_start = 40,
+	       period = seq_period_key('day', '$z2', now() - interval '1 day') WHERE name = 'po';
+});
 my $pd1 = $standby->safe_psql('postgres', q{SELECT seq_next('pd')});
 my $po1 = $standby->safe_psql('postgres', q{SELECT seq_next('po')});
+my $pd_next = 5 + 3 * 3;    # the primary's next count of 'pd'
 my $skips = $standby->safe_psql('postgres',
 	q{SELECT string_agg(name || ':' || reset_skip, ',' ORDER BY name) FROM id_sequences});
 cmp_ok(time(), '<', $m2, sprintf('precondition: promoted and skipped %.1f s before midnight', $m2 - time()));
