@@ -3,11 +3,13 @@
 # counts days in a time zone of its own ("XXX+hh:mm:ss", POSIX) whose
 # midnight falls a few seconds ahead of the real clock, so that every
 # process of the server sees the same clock crossing it.  (The server also
-# runs under libfaketime, file-driven, for (b); on PostgreSQL 15 it cannot
-# move the allocator's clock: the postmaster forks background workers in a
-# signal handler, while libfaketime's select() wrapper has faking turned
-# off, so the allocator inherits the real clock.  The allocator's clock
-# step is made by moving the row's zone instead.)
+# runs under libfaketime, file-driven, for (b); but on PostgreSQL 15 the
+# postmaster and the background workers it starts, the allocator among
+# them, were seen logging the real time while backends logged the faked
+# one (probably: PostgreSQL 15 starts workers inside a signal handler,
+# which runs while libfaketime's select() wrapper has faking off, and the
+# child inherits that), so libfaketime cannot step the allocator's clock
+# there: that step is made by moving the row's zone instead.)
 #
 # (a) clients stream seq_next() and seq_reserve_block(name, 3) of a 'table'
 #     sequence and seq_next() of a 'gapless' one, all reset 'day', across
