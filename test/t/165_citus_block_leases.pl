@@ -126,5 +126,21 @@ $waited = timed_psql($coord, q{SELECT seq_drop('k')});
 cmp_ok($left, '>', 1, sprintf('the restarted coordinator still has the lease in the row (%.1f s to wait)', $left));
 cmp_ok($waited, '>=', $left - 0.5, sprintf('and its seq_drop() waits it out (%.1f s)', $waited));
 
+# A sequence numbered per period (issue 22, part 2): a worker's seq_next()
+# is refused, by name (0A000 from the coordinator's seq_worker_lease()): a
+# range a worker held could outlive the period.  seq_reserve_block() on a
+# worker is the coordinator's (committed there, returned to the caller,
+# nothing held): numbers of the period of the coordinator's clock.
+$coord->safe_psql('postgres', q{SELECT seq_create('per', reset => 'day', max_value => 9999)});
+my ($perr) = psql_error($w1, q{SELECT seq_next('per')});
+like($perr, qr/0A000.*block sequence "per" numbered per period cannot be used on a Citus worker/s,
+	"a worker's seq_next() of a sequence numbered per period: 0A000, naming it");
+my $key = $coord->safe_psql('postgres', q{SELECT seq_period_key('day', 'UTC', now())});
+is($w1->safe_psql('postgres', q{SELECT first_id || ',' || last_id FROM seq_reserve_block('per', 2)}),
+	($key * 10000 + 1) . ',' . ($key * 10000 + 2),
+	"a worker's seq_reserve_block(): the coordinator's numbers of the period, from start");
+is($coord->safe_psql('postgres', q{SELECT seq_next('per')}), $key * 10000 + 3,
+	'and the coordinator goes on after them');
+
 $_->stop for ($coord, @workers);
 done_testing();
