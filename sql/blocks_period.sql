@@ -160,8 +160,34 @@ SELECT pg_temp.err($$SELECT seq_alter('pe_year', format => 'Y{DD}{n:6}')$$);
 SELECT pg_temp.err($$SELECT seq_alter('pe_year', increment => -1)$$);
 SELECT pg_temp.err($$SELECT seq_alter('pe_year', max_value => 888888, increment => 2)$$);
 SELECT max_value, increment FROM id_sequences WHERE name = 'pe_year';
--- seq_advance(): not for these yet
-SELECT pg_temp.err($$SELECT seq_advance('pe_year', 5)$$);
+-- seq_advance(): past is a number (the key, then the count).  One of this
+-- period moves the count beyond it on the step (888888 is max_value now);
+-- one of an earlier period changes nothing; the next number is returned
+SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 5000) - pg_temp.k('year') * 1000000 AS advanced;
+SELECT seq_next('pe_year') - pg_temp.k('year') * 1000000 AS next;
+SELECT seq_advance('pe_year', (pg_temp.k('year') - 1) * 1000000 + 999999) - pg_temp.k('year') * 1000000 AS older;
+SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 3) - pg_temp.k('year') * 1000000 AS below;
+-- the row's period ended: the count restarts (at start) and moves beyond past
+UPDATE id_sequences SET period = period - 1, next_block_start = 900 WHERE name = 'pe_year';
+SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 40) - pg_temp.k('year') * 1000000 AS restarted;
+SELECT next_block_start, period = pg_temp.k('year') AS current FROM id_sequences WHERE name = 'pe_year';
+SELECT seq_next('pe_year') - pg_temp.k('year') * 1000000 AS next;
+-- an ended period, past in it: nothing changes, the next number is the restart's
+UPDATE id_sequences SET period = period - 1, next_block_start = 900 WHERE name = 'pe_year';
+SELECT seq_advance('pe_year', (pg_temp.k('year') - 1) * 1000000 + 950) - pg_temp.k('year') * 1000000 AS would_restart;
+SELECT next_block_start, period = pg_temp.k('year') - 1 AS unchanged FROM id_sequences WHERE name = 'pe_year';
+-- beyond the last count: the position after it (exhausted until the period ends)
+SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 888885) - pg_temp.k('year') * 1000000 AS last;
+SELECT seq_next('pe_year') - pg_temp.k('year') * 1000000 AS last;
+SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 888887) - pg_temp.k('year') * 1000000 AS past_last;
+SELECT pg_temp.err($$SELECT seq_next('pe_year')$$);
+-- refused: a later period, max_value, not a number of it, the clock behind
+SELECT pg_temp.err($$SELECT seq_advance('pe_year', (pg_temp.k('year') + 1) * 1000000 + 1)$$);
+SELECT pg_temp.err($$SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 888888)$$);
+SELECT pg_temp.err($$SELECT seq_advance('pe_year', 12345)$$);
+SELECT pg_temp.err($$SELECT seq_advance('pe_year', -1)$$);
+UPDATE id_sequences SET period = period + 1 WHERE name = 'pe_year';
+SELECT pg_temp.err($$SELECT seq_advance('pe_year', pg_temp.k('year') * 1000000 + 5)$$);
 
 -- A hand-written UPDATE cannot make what seq_create() refuses
 SELECT pg_temp.err($$UPDATE id_sequences SET reset = 'week' WHERE name = 'pe_year'$$);

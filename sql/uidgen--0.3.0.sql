@@ -634,10 +634,9 @@ BEGIN
         RETURN @extschema@.seq_coordinator_call('seq_advance', ARRAY[name, past::text])::bigint;
     END IF;
     cur := @extschema@.seq_lock_row(seq_advance.name);
+    -- numbering per period (section at the end)
     IF cur.reset <> 'none' THEN
-        RAISE EXCEPTION 'cannot advance block sequence "%", which is numbered per period', seq_advance.name
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = format('It restarts every %s; seq_advance() does not take numbers of a period yet.', cur.reset);
+        RETURN @extschema@.seq_advance_period(cur, past);
     END IF;
     IF cur.increment > 0 AND past >= cur.max_value THEN
         RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', seq_advance.name
@@ -1501,3 +1500,69 @@ BEGIN
                                          day::timestamp AT TIME ZONE time_zone);
 END;
 $$;
+
+-- seq_advance() of a sequence numbered per period, its row locked: "past"
+-- is a number (the period's key, then the count).  One of the period of
+-- the time now moves the count beyond it, on the step (restarting the
+-- count first if the row's period has ended); one of an earlier period
+-- changes nothing (numbers of different periods never collide); one of a
+-- later period is refused (22023), and so is a row counting in a period
+-- that has not begun by the clock (22008).  Returns the next number the
+-- sequence will hand out.
+CREATE FUNCTION seq_advance_period(cur id_sequences, past bigint) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    scale numeric := 10::numeric ^ length(cur.max_value::text);
+    now_key integer := @extschema@.seq_period_key(cur.reset, cur.time_zone, clock_timestamp());
+    past_key numeric := div(past, scale);
+    past_count numeric := mod(past, scale);
+    base numeric;
+    next_count numeric;
+BEGIN
+    IF cur.period > now_key THEN
+        RAISE EXCEPTION 'block sequence "%" counts in a period that has not begun by the clock', cur.name
+            USING ERRCODE = 'datetime_field_overflow',
+                  DETAIL = format('It numbers period %s; the time now falls in period %s.', cur.period, now_key);
+    END IF;
+    IF past < 0 OR length(past_key::text) <> length(now_key::text) THEN
+        RAISE EXCEPTION '% is not a number of a block sequence numbered per %', past, cur.reset
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Its numbers are the period''s key in %s digits followed by the count in %s digits.',
+                                  length(now_key::text), length(cur.max_value::text));
+    END IF;
+    IF past_key > now_key THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" into a period that has not begun', cur.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is a number of period %s; the time now falls in period %s.', past_key, now_key);
+    END IF;
+    IF past_key = now_key AND past_count >= cur.max_value THEN
+        RAISE EXCEPTION 'cannot advance block sequence "%" past its max_value', cur.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('past is count %s of period %s and max_value is %s.', past_count, past_key, cur.max_value),
+                  HINT = 'Raise max_value with seq_alter() first, within its number of digits.';
+    END IF;
+    -- the next count of the period of the time now (a restart if the row's ended)
+    base := CASE WHEN cur.period = now_key THEN cur.next_block_start
+                 ELSE cur.min_value + least(cur.reset_skip,
+                          @extschema@.seq_room(cur.min_value, cur.increment, cur.min_value, cur.max_value))
+                      * cur.increment END;
+    IF past_key < now_key OR past_count < base THEN
+        RETURN (now_key * scale + base)::bigint;
+    END IF;
+    -- the first count of the step beyond past; past the last one, the
+    -- position after it (exhausted until the period ends)
+    next_count := base + (div(past_count - base, cur.increment) + 1) * cur.increment;
+    next_count := base + least(div(next_count - base, cur.increment),
+                               @extschema@.seq_room(base::bigint, cur.increment,
+                                                    cur.min_value, cur.max_value)) * cur.increment;
+    UPDATE @extschema@.id_sequences AS s
+        SET next_block_start = next_count, period = now_key,
+            reset_skip = CASE WHEN s.period = now_key THEN s.reset_skip ELSE 0 END,
+            exhausted = s.exhausted AND s.period IS NOT DISTINCT FROM now_key
+        WHERE s.name = cur.name;
+    RETURN (now_key * scale + next_count)::bigint;
+END;
+$$;
+REVOKE ALL ON FUNCTION seq_advance_period(id_sequences, bigint) FROM PUBLIC;

@@ -396,6 +396,7 @@ my @expected_added = (
 	'seq_room(bigint,bigint,bigint,bigint)',
 	# 0.3.0: numbering per period (issue 22), and the new last parameter
 	# reset of seq_create() above
+	'seq_advance_period(id_sequences,bigint)',
 	'seq_format_finest(text)',
 	'seq_format_period(text,text,text,bigint,bigint,timestamp with time zone)',
 	'seq_period_check(text,text,bigint,bigint,bigint,bigint,text)',
