@@ -104,6 +104,17 @@ SELECT seq_create('pe_small', reset => 'day', max_value => 9);
 SELECT first_id - pg_temp.k('day') * 10 AS first, last_id - pg_temp.k('day') * 10 AS last
   FROM seq_reserve_block('pe_small', 9);
 SELECT pg_temp.err($$SELECT seq_next('pe_small')$$);
+-- whose hint says the count restarts (not only "raise max_value")
+DO $$
+DECLARE
+    h text;
+BEGIN
+    PERFORM seq_next('pe_small');
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT;
+    RAISE NOTICE '%', h;
+END
+$$;
 UPDATE id_sequences SET period = period - 1 WHERE name = 'pe_small';
 SELECT seq_next('pe_small') - pg_temp.k('day') * 10 AS next_day;
 

@@ -516,6 +516,7 @@ alloc_serve_group(Oid relid, AllocWork *works, int count)
 		r->outcome = ALLOC_EXHAUSTED;
 		r->next_block_start = next;
 		r->bound = increment > 0 ? max_value : min_value;
+		r->period = period.key;
 	}
 	if (!changed)
 		return;

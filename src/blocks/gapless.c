@@ -153,6 +153,7 @@ gapless_slow(const char *table, const char *schema, const char *name, int64 n, i
 	if (SPI_execute_with_args(gapless_update_sql(table, schema, "t.period OPERATOR(pg_catalog.=) $3"),
 							  3, types, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "SPI_execute failed on id_sequences");
+	res.period = res.period_now;
 	if (SPI_processed != 1)
 		outcome_exhausted(name, &res, "numbers");
 	*last = period_number(res.period_now, max_value,

@@ -170,6 +170,8 @@ outcome_exhausted(const char *name, const AllocResult *res, const char *what)
 			 (down ?
 			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and min_value is " INT64_FORMAT ".", n, next, res->bound) :
 			  errdetail("The request for " INT64_FORMAT " numbers does not fit: next_block_start is " INT64_FORMAT " and max_value is " INT64_FORMAT ".", n, next, res->bound)),
+			 res->period != 0 ?
+			 errhint("The count restarts with the next period; max_value can be raised with seq_alter() within its number of digits.") :
 			 ids ? (down ?
 					errhint("Lower min_value with seq_alter(), which also clears the exhausted flag.") :
 					errhint("Raise max_value with seq_alter(), which also clears the exhausted flag.")) :

@@ -40,7 +40,7 @@ typedef struct AllocResult
 	bool		is_table;		/* for OK: of strategy 'table' */
 	int64		next_block_start;	/* for EXHAUSTED */
 	int64		bound;			/* for EXHAUSTED: max_value (min_value counting down) */
-	int32		period;			/* for OK: first..last's period (0: none);
+	int32		period;			/* for OK and EXHAUSTED: the period (0: none);
 								 * for CLOCK_BEHIND: the row's */
 	int32		period_now;		/* for CLOCK_BEHIND: the period of the time now */
 	TimestampTz period_start;	/* for OK with a period: when it began */
