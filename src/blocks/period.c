@@ -34,7 +34,10 @@
 
 PG_FUNCTION_INFO_V1(seq_period_key);
 
-/* The key of the period of reset "unit" (y, m, d) "at" falls in, in tz. */
+/*
+ * The key of the period of reset "unit" (y, m, d) "at" falls in, in tz; -1
+ * outside the years 1000 to 9999 (keys have 4, 6 or 8 digits).
+ */
 static int32
 period_key_in(char unit, pg_tz *tz, TimestampTz at)
 {
@@ -45,10 +48,7 @@ period_key_in(char unit, pg_tz *tz, TimestampTz at)
 	if (TIMESTAMP_NOT_FINITE(at) ||
 		timestamp2tm(at, &offset, &tm, &fsec, NULL, tz) != 0 ||
 		tm.tm_year < 1000 || tm.tm_year > 9999)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for numbering per period"),
-				 errdetail("Periods are numbered in the years 1000 to 9999.")));
+		return -1;
 	if (unit == 'y')
 		return tm.tm_year;
 	if (unit == 'm')
@@ -58,10 +58,10 @@ period_key_in(char unit, pg_tz *tz, TimestampTz at)
 
 /*
  * The edge of the period of key between "in" (in it) and "out" (not in
- * it), to the microsecond: the first moment not in it if out is later,
- * else the first moment in it.  By bisection, so that no time zone rule
- * (a day of 23 or 25 hours, a midnight that does not exist or comes
- * twice) can put a moment of another period inside.
+ * it), to the microsecond, by bisection: the first moment not in it if out
+ * is later, else the first moment in it.  Exact where tz keeps one UTC
+ * offset from in to out: local time then only moves forward, so the
+ * moments of one key are one stretch.
  */
 static TimestampTz
 period_edge(char unit, pg_tz *tz, int32 key, TimestampTz in, TimestampTz out)
@@ -79,10 +79,55 @@ period_edge(char unit, pg_tz *tz, int32 key, TimestampTz in, TimestampTz out)
 }
 
 /*
+ * Where tz keeps the UTC offset it has at "at", within lo..hi: *from, the
+ * first moment with it, and *until, the first moment after, from the
+ * zone's transitions (DST, or a change of offset such as one that brings a
+ * date back: Antarctica/Casey on 2010-03-05).
+ */
+static void
+period_same_offset(pg_tz *tz, TimestampTz at, TimestampTz lo, TimestampTz hi,
+				   TimestampTz *from, TimestampTz *until)
+{
+	pg_time_t	t = timestamptz_to_time_t(lo);
+	pg_time_t	at_sec = timestamptz_to_time_t(at);
+	pg_time_t	boundary;
+	long int	before_off;
+	long int	after_off;
+	int			before_dst;
+	int			after_dst;
+
+	*from = lo;
+	*until = hi;
+	/* (a bounded walk: a zone changes offset a few times a year) */
+	for (int i = 0; i < 1000; i++)
+	{
+		if (pg_next_dst_boundary(&t, &before_off, &before_dst, &boundary,
+								 &after_off, &after_dst, tz) != 1 || boundary <= t)
+			return;
+		if (boundary > at_sec)
+		{
+			*until = Min(hi, time_t_to_timestamptz(boundary));
+			return;
+		}
+		*from = Max(lo, time_t_to_timestamptz(boundary));
+		t = boundary;
+	}
+	/* a zone this busy: at alone is certain */
+	*from = at;
+	*until = at + 1;
+}
+
+/*
  * The period "at" falls in, in time_zone, into *p: its key (YYYY, YYYYMM or
- * YYYYMMDD; 0 for reset 'none', with no bounds) and its first moment and
- * the first moment after it.  22023 for an unknown reset or zone, 22008
- * for a moment outside the years 1000 to 9999.
+ * YYYYMMDD; 0 for reset 'none', with no bounds), a moment at or before at
+ * from which every moment up to at is in it (start), and the first moment
+ * after at that is not, or at which the zone's UTC offset changes (end).
+ * So every moment of [start, end) is in the period, whatever the zone's
+ * rules (a day of 23 or 25 hours, a midnight that does not exist, comes
+ * twice or comes back); the bounds are exact but at a change of offset
+ * within the period, where the cache merely refills early.  22023 for an
+ * unknown reset or zone, 22008 for a moment outside the years 1000 to
+ * 9999.
  */
 void
 period_of(const char *reset, const char *time_zone, TimestampTz at, Period *p)
@@ -92,6 +137,8 @@ period_of(const char *reset, const char *time_zone, TimestampTz at, Period *p)
 	/* beyond the longest period, whatever the zone */
 	int64		span = (unit == 'y' ? 367 : unit == 'm' ? 32 : 2) * USECS_PER_DAY;
 	pg_tz	   *tz;
+	TimestampTz from;
+	TimestampTz until;
 
 	memset(p, 0, sizeof(*p));
 	if (strcmp(reset, "none") == 0)
@@ -103,8 +150,16 @@ period_of(const char *reset, const char *time_zone, TimestampTz at, Period *p)
 				 errhint("A block sequence restarts every \"year\", \"month\" or \"day\", or never (\"none\").")));
 	tz = numformat_zone(time_zone);
 	p->key = period_key_in(unit, tz, at);
-	p->start = period_edge(unit, tz, p->key, at, at - span);
-	p->end = period_edge(unit, tz, p->key, at, at + span);
+	if (p->key < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for numbering per period"),
+				 errdetail("Periods are numbered in the years 1000 to 9999.")));
+	period_same_offset(tz, at, at - span, at + span, &from, &until);
+	p->start = period_key_in(unit, tz, from) == p->key ? from :
+		period_edge(unit, tz, p->key, at, from);
+	p->end = period_key_in(unit, tz, until - 1) == p->key ? until :
+		period_edge(unit, tz, p->key, at, until - 1);
 }
 
 /*
