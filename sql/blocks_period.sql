@@ -48,6 +48,17 @@ SELECT pg_temp.err($$SELECT seq_period_key('week', 'UTC', now())$$);
 SELECT pg_temp.err($$SELECT seq_period_key('year', 'Mars/Olympus', now())$$);
 SELECT pg_temp.err($$SELECT seq_period_key('year', 'UTC', 'infinity')$$);
 SELECT pg_temp.err($$SELECT seq_period_key('year', 'UTC', '0999-12-31 00:00:00+00')$$);
+-- but every moment of the years 1000 and 9999 has its key (the search for
+-- a period's bounds looks up to a year away, where no key is)
+SELECT seq_period_key('year', 'UTC', '1000-06-01 00:00:00+00') AS y1000,
+       seq_period_key('year', 'UTC', '9999-06-01 00:00:00+00') AS y9999,
+       seq_period_key('month', 'UTC', '1000-01-15 00:00:00+00') AS m100001,
+       seq_period_key('month', 'UTC', '9999-12-15 00:00:00+00') AS m999912;
+-- a date that comes back: Antarctica/Casey went from 02:00 +11 to 23:00 +08
+-- on 2010-03-05 (2010-03-04 15:00 UTC), so 2010-03-04 comes back for an hour
+SELECT seq_period_key('day', 'Antarctica/Casey', '2010-03-04 14:00:00+00') AS before,
+       seq_period_key('day', 'Antarctica/Casey', '2010-03-04 15:30:00+00') AS back,
+       seq_period_key('day', 'Antarctica/Casey', '2010-03-04 16:30:00+00') AS again;
 
 -- Strategy 'table' per year, counts of 6 digits: the key, then the count
 SELECT seq_create('pe_year', reset => 'year', max_value => 999999);
