@@ -60,6 +60,24 @@ SELECT seq_period_key('day', 'Antarctica/Casey', '2010-03-04 14:00:00+00') AS be
        seq_period_key('day', 'Antarctica/Casey', '2010-03-04 15:30:00+00') AS back,
        seq_period_key('day', 'Antarctica/Casey', '2010-03-04 16:30:00+00') AS again;
 
+-- The bounds the cache carves within (in UTC): a day of 23 hours in
+-- Berlin; in Antarctica/Casey the first stretch of 2010-03-05 ends at the
+-- change of offset, and the second begins when 2010-03-04 ends again; New
+-- York's day of 1999-04-04 (before 2000: negative timestamps, fractions
+-- of a second) has bounds at its own midnights and its change to DST;
+-- a POSIX rule beyond the zone table's last year (2769) still has its
+-- changes of offset found
+SET TimeZone = 'UTC';
+SELECT * FROM seq_period_bounds('day', 'Europe/Berlin', '2026-03-29 12:00:00+00');
+SELECT * FROM seq_period_bounds('day', 'Antarctica/Casey', '2010-03-04 14:00:00+00');
+SELECT * FROM seq_period_bounds('day', 'Antarctica/Casey', '2010-03-04 16:30:00+00');
+SELECT * FROM seq_period_bounds('day', 'America/New_York', '1999-04-04 06:59:59.5+00');
+SELECT * FROM seq_period_bounds('day', 'America/New_York', '1999-04-04 07:00:00.5+00');
+SELECT * FROM seq_period_bounds('month', 'EST5EDT,M3.2.0,M11.1.0', '2790-03-20 12:00:00+00');
+SELECT * FROM seq_period_bounds('year', 'EST5EDT,M3.2.0,M11.1.0', '2770-01-05 12:00:00+00');
+SELECT * FROM seq_period_bounds('none', 'UTC', '2026-01-01 00:00:00+00');
+RESET TimeZone;
+
 -- Strategy 'table' per year, counts of 6 digits: the key, then the count
 SELECT seq_create('pe_year', reset => 'year', max_value => 999999);
 SELECT seq_next('pe_year') - pg_temp.k('year') * 1000000 AS first,

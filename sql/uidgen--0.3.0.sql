@@ -1514,7 +1514,7 @@ CREATE FUNCTION seq_advance_period(cur id_sequences, past bigint) RETURNS bigint
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    scale numeric := 10::numeric ^ length(cur.max_value::text);
+    scale numeric := trunc(10::numeric ^ length(cur.max_value::text));
     now_key integer := @extschema@.seq_period_key(cur.reset, cur.time_zone, clock_timestamp());
     past_key numeric := div(past, scale);
     past_count numeric := mod(past, scale);
@@ -1566,3 +1566,13 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION seq_advance_period(id_sequences, bigint) FROM PUBLIC;
+
+-- The key of the period "at" falls in (as seq_period_key()) and the bounds
+-- within which the shared cache hands out its numbers: every moment from
+-- starts up to ends (excluded) is in it; they are the period's own bounds
+-- but where the zone changes its UTC offset inside the period, where they
+-- stop early.  NULLs for reset 'none'.
+CREATE FUNCTION seq_period_bounds(reset text, time_zone text, at timestamptz,
+                                  OUT key integer, OUT starts timestamptz, OUT ends timestamptz)
+    AS 'MODULE_PATHNAME', 'seq_period_bounds'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;

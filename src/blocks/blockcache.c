@@ -504,6 +504,9 @@ blockcache_deliver(const AllocWork *w)
 		}
 		if (r->outcome == ALLOC_OK)
 		{
+			/* (of the same period: its bounds are as sure, and later) */
+			e->period_start = r->period_start;
+			e->period_end = r->period_end;
 			e->is_table = r->is_table;
 			e->block_size = r->block_size;
 			e->increment = r->increment;

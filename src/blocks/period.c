@@ -24,6 +24,8 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
+#include "access/htup_details.h"
 #include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -33,6 +35,7 @@
 #include "text/numformat.h"
 
 PG_FUNCTION_INFO_V1(seq_period_key);
+PG_FUNCTION_INFO_V1(seq_period_bounds);
 
 /*
  * The key of the period of reset "unit" (y, m, d) "at" falls in, in tz; -1
@@ -78,6 +81,15 @@ period_edge(char unit, pg_tz *tz, int32 key, TimestampTz in, TimestampTz out)
 	return out > in ? out : in;
 }
 
+/* The second of ts, rounded down (timestamptz_to_time_t() rounds toward 0). */
+static pg_time_t
+period_second(TimestampTz ts)
+{
+	pg_time_t	sec = timestamptz_to_time_t(ts);
+
+	return time_t_to_timestamptz(sec) > ts ? sec - 1 : sec;
+}
+
 /*
  * Where tz keeps the UTC offset it has at "at", within lo..hi: *from, the
  * first moment with it, and *until, the first moment after, from the
@@ -88,8 +100,8 @@ static void
 period_same_offset(pg_tz *tz, TimestampTz at, TimestampTz lo, TimestampTz hi,
 				   TimestampTz *from, TimestampTz *until)
 {
-	pg_time_t	t = timestamptz_to_time_t(lo);
-	pg_time_t	at_sec = timestamptz_to_time_t(at);
+	pg_time_t	t = period_second(lo);
+	pg_time_t	at_sec = period_second(at);
 	pg_time_t	boundary;
 	long int	before_off;
 	long int	after_off;
@@ -101,8 +113,16 @@ period_same_offset(pg_tz *tz, TimestampTz at, TimestampTz lo, TimestampTz hi,
 	/* (a bounded walk: a zone changes offset a few times a year) */
 	for (int i = 0; i < 1000; i++)
 	{
+		/*
+		 * (on the last transition of the zone's table, none is found
+		 * after it, though its rules go on: look from the next second)
+		 */
 		if (pg_next_dst_boundary(&t, &before_off, &before_dst, &boundary,
-								 &after_off, &after_dst, tz) != 1 || boundary <= t)
+								 &after_off, &after_dst, tz) != 1 &&
+			(i == 0 || pg_next_dst_boundary(&(pg_time_t) {t + 1}, &before_off, &before_dst,
+											&boundary, &after_off, &after_dst, tz) != 1))
+			return;
+		if (boundary <= t)
 			return;
 		if (boundary > at_sec)
 		{
@@ -190,4 +210,27 @@ seq_period_key(PG_FUNCTION_ARGS)
 	if (p.key == 0)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32(p.key);
+}
+
+/*
+ * seq_period_bounds(reset, time_zone, at): the key of period_of(), and the
+ * bounds the cache carves within (NULLs for 'none').
+ */
+Datum
+seq_period_bounds(PG_FUNCTION_ARGS)
+{
+	Period		p;
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "seq_period_bounds: return type must be a row type");
+	period_of(text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+			  PG_GETARG_TIMESTAMPTZ(2), &p);
+	values[0] = Int32GetDatum(p.key);
+	values[1] = TimestampTzGetDatum(p.start);
+	values[2] = TimestampTzGetDatum(p.end);
+	nulls[0] = nulls[1] = nulls[2] = p.key == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -399,6 +399,7 @@ my @expected_added = (
 	'seq_advance_period(id_sequences,bigint)',
 	'seq_format_finest(text)',
 	'seq_format_period(text,text,text,bigint,bigint,timestamp with time zone)',
+	'seq_period_bounds(text,text,timestamp with time zone)',
 	'seq_period_check(text,text,bigint,bigint,bigint,bigint,text)',
 	'seq_period_key(text,text,timestamp with time zone)',
 	'seq_period_max(text)');
