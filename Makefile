@@ -46,7 +46,6 @@ OBJS = \
 	src/core/counters.o \
 	src/core/settings.o \
 	src/core/shmem.o \
-	src/core/spiplan.o \
 	src/core/workers.o
 
 # A test build (make UIDGEN_CRASH_POINTS=1, as scripts/test.sh builds) has

@@ -22,7 +22,7 @@
  *
  * The statements are schema-qualified (the worker's search_path holds only
  * pg_catalog), prepared once and kept until a round fails
- * (allocseq_forget()).
+ * (allocseq_forget()); allocseq_keep_plan() keeps allocsql.c's too.
  *
  * Copyright (c) 2026, The uidgen developers
  *
@@ -40,11 +40,27 @@
 
 #include "blocks/allocseq.h"
 #include "core/crashpoint.h"
-#include "core/spiplan.h"
 
 /* The prepared statements: where the native sequence is, and its blocks. */
 static SPIPlanPtr plan_seqpos = NULL;
 static SPIPlanPtr plan_nextval = NULL;
+
+/*
+ * Prepare and keep one statement (SPI_keepplan), for the statements here
+ * and allocsql.c's, which run round after round.
+ */
+SPIPlanPtr
+allocseq_keep_plan(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	return plan;
+}
 
 /* Prepare the statements, once. */
 static void
@@ -54,11 +70,11 @@ allocseq_prepare(void)
 
 	if (plan_seqpos != NULL)
 		return;
-	plan_seqpos = spiplan_keep("SELECT s.seqincrement,"
+	plan_seqpos = allocseq_keep_plan("SELECT s.seqincrement,"
 							   " pg_catalog.pg_sequence_last_value(s.seqrelid)"
 							   " FROM pg_catalog.pg_sequence s"
 							   " WHERE s.seqrelid OPERATOR(pg_catalog.=) $1", 1, seq_types);
-	plan_nextval = spiplan_keep("SELECT pg_catalog.nextval($1)"
+	plan_nextval = allocseq_keep_plan("SELECT pg_catalog.nextval($1)"
 								" FROM pg_catalog.generate_series(1, $2)", 2, seq_types);
 }
 

@@ -69,7 +69,6 @@
 #include "blocks/allocsql.h"
 #include "blocks/period.h"
 #include "core/crashpoint.h"
-#include "core/spiplan.h"
 
 /* The extension and its schema; the prepared statements. */
 static Oid	plan_ext = InvalidOid;
@@ -208,7 +207,7 @@ alloc_prepare(Oid relid)
 	allocsql_step_sql(relid, quote_identifier(schema), &inc, &room);
 	/* strategy 'table': the whole batch in one statement, when it fits */
 	count = "($2 + $3 * t.block_size)";
-	plan_fast = spiplan_keep(psprintf("UPDATE %s AS t"
+	plan_fast = allocseq_keep_plan(psprintf("UPDATE %s AS t"
 									" SET next_block_start = (t.next_block_start::pg_catalog.numeric"
 									" + %s::pg_catalog.numeric * %s)::pg_catalog.int8"
 									" WHERE t.ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s"
@@ -220,7 +219,7 @@ alloc_prepare(Oid relid)
 									table, count, inc, table, table_only, count, room,
 									count, inc, inc),
 						   3, fast_types);
-	plan_lock = spiplan_keep(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
+	plan_lock = allocseq_keep_plan(psprintf("SELECT t.next_block_start, t.block_size, t.max_value, t.exhausted, %s,"
 									" %s, %s, %s FROM %s AS t WHERE t.name OPERATOR(pg_catalog.=) $1"
 									" FOR NO KEY UPDATE SKIP LOCKED", strategy_cols, inc,
 									has_step ? "t.min_value" : "(-9223372036854775807 - 1)::pg_catalog.int8",
@@ -228,15 +227,15 @@ alloc_prepare(Oid relid)
 									"'none'::pg_catalog.text, NULL::pg_catalog.int4, 'UTC'::pg_catalog.text,"
 									" 0::pg_catalog.int8",
 									table), 1, types);
-	plan_find = spiplan_keep(psprintf("SELECT ctid FROM %s"
+	plan_find = allocseq_keep_plan(psprintf("SELECT ctid FROM %s"
 									" WHERE name OPERATOR(pg_catalog.=) $1", table),
 						   1, types);
-	plan_update = spiplan_keep(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
+	plan_update = allocseq_keep_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3"
 									  " WHERE name OPERATOR(pg_catalog.=) $1", table),
 							 3, types);
 	if (has_reset)
 		/* (reset_skip is used up by a restart: a new period) */
-		plan_period_update = spiplan_keep(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
+		plan_period_update = allocseq_keep_plan(psprintf("UPDATE %s SET next_block_start = $2, exhausted = $3,"
 												 " period = $4, reset_skip = CASE WHEN period"
 												 " OPERATOR(pg_catalog.=) $4 THEN reset_skip ELSE 0 END"
 												 " WHERE name OPERATOR(pg_catalog.=) $1", table),
