@@ -21,6 +21,9 @@
  * its database holds a range, or when its database is dropped.
  *
  * What is durable before what, in one round (crash points in quotes):
+ *	   "alloc-before-round"
+ *	0. the refills whose cache entry changed since they were taken left out,
+ *	   once the round's snapshot is taken (blockcache_drop_stale())
  *	1. the round's UPDATEs of id_sequences, nextval()s with their WAL flushed
  *	   (allocsql.c) and a skip (failover.c), in its open transaction; the
  *	   refills' ranges noted in flight in the cache (blockcache_stage(), in
@@ -158,7 +161,7 @@ alloc_fail_all(AllocWork *works, int nworks, ErrorData *edata)
  * (after a failure that is not, the requests carry the error).
  */
 static int
-alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
+alloc_try(AllocWork *works, int *nworks, MemoryContext errcxt)
 {
 	volatile int retry = 0;
 
@@ -170,13 +173,15 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
+		/* refills for an entry changed since: served for nobody, a gap */
+		*nworks = blockcache_drop_stale(works, *nworks);
 		/* on a new timeline, every sequence skips ahead first */
-		if (failover_prepare_round(works, nworks))
-			allocsql_serve_all(works, nworks);
+		if (failover_prepare_round(works, *nworks))
+			allocsql_serve_all(works, *nworks);
 		SPI_finish();
 		PopActiveSnapshot();
 		/* (for seq_unprefetch() between the commit and the delivery) */
-		blockcache_stage(works, nworks);
+		blockcache_stage(works, *nworks);
 		/* durable before anyone sees it (synchronous_commit is on) */
 		CRASH_POINT("alloc-before-commit");
 		CommitTransactionCommand();
@@ -200,7 +205,7 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 		{
 			ereport(LOG,
 					(errmsg("uidgen allocator could not reserve IDs: %s", edata->message)));
-			alloc_fail_all(works, nworks, edata);
+			alloc_fail_all(works, *nworks, edata);
 			allocsql_forget();
 		}
 		MemoryContextReset(errcxt);
@@ -209,19 +214,25 @@ alloc_try(AllocWork *works, int nworks, MemoryContext errcxt)
 	return retry;
 }
 
-/* Serve a batch, retrying serialization failures with a fresh transaction. */
-static void
+/*
+ * Serve a batch, retrying serialization failures with a fresh transaction;
+ * returns how many works were served (stale refills are left out).
+ */
+static int
 alloc_serve(AllocWork *works, int nworks, MemoryContext errcxt)
 {
 	qsort(works, nworks, sizeof(AllocWork), alloc_work_cmp);
+	/* (requests taken, no transaction yet: a test changes a row here) */
+	CRASH_POINT("alloc-before-round");
 	pgstat_report_activity(STATE_RUNNING, "uidgen allocator: reserving blocks");
-	for (int attempt = 1; alloc_try(works, nworks, errcxt) != 0; attempt++)
+	for (int attempt = 1; alloc_try(works, &nworks, errcxt) != 0; attempt++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (attempt > 3)
 			pg_usleep(1000L * Min(attempt, 100));
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
+	return nworks;
 }
 
 /* Hand out the results: to the backends, and to the cache. */
@@ -290,7 +301,7 @@ alloc_loop(Oid dbid)
 		{
 			MemoryContext old = MemoryContextSwitchTo(roundcxt);
 
-			alloc_serve(works, nworks, errcxt);
+			nworks = alloc_serve(works, nworks, errcxt);
 			alloc_deliver(works, nworks);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(roundcxt);

@@ -445,6 +445,40 @@ blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max)
 }
 
 /*
+ * For the allocator, in each attempt at a round, once its snapshot is
+ * taken: leave out the refills whose entry changed since they were taken
+ * (a seq_alter(), seq_advance() or other change of the row freed it), so
+ * that no range is committed for nobody; returns how many works remain.
+ * A change not seen here has not committed before the snapshot: the
+ * round's UPDATE of that row then finds it locked (SKIP LOCKED) or fails
+ * to serialize, and the next attempt looks again.
+ */
+int
+blockcache_drop_stale(AllocWork *works, int nworks)
+{
+	int			kept = 0;
+
+	for (int i = 0; i < nworks; i++)
+	{
+		AllocWork  *w = &works[i];
+		bool		stale = false;
+
+		if (w->for_cache)
+		{
+			CacheEntry *e = cachetable_entry(w->index);
+
+			SpinLockAcquire(&e->mutex);
+			stale = e->incarnation != w->ticket || e->refill != REFILL_TAKEN ||
+				e->refill_ticket != w->ticket;
+			SpinLockRelease(&e->mutex);
+		}
+		if (!stale)
+			works[kept++] = *w;
+	}
+	return kept;
+}
+
+/*
  * For the allocator, before it commits a round: note each refill's range
  * in its entry as in flight, unless the entry changed since it was taken,
  * so that seq_unprefetch() gives it back with the entry's other IDs if it

@@ -38,6 +38,7 @@ typedef enum CacheGot
 extern bool blockcache_next(const char *name, Oid funcid, int64 *id);
 extern CacheGot blockcache_reserve(const char *name, Oid funcid, int64 n, AllocResult *res);
 extern int	blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max);
+extern int	blockcache_drop_stale(AllocWork *works, int nworks);
 extern void blockcache_stage(const AllocWork *works, int nworks);
 extern void blockcache_deliver(const AllocWork *work);
 extern bool blockcache_has_requests(Oid dbid);

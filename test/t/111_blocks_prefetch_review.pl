@@ -16,6 +16,12 @@
 #    with increment -5, each with a refill in flight: seq_advance(name, past)
 #    with past not beyond the next value returns exactly the next value not
 #    handed out, next_block_start equals it, and seq_next() goes on there.
+# 4. seq_alter() while the allocator holds a refill it has taken but not
+#    yet served (held at crash point "alloc-before-round"): the change of
+#    the row makes that refill stale, and the allocator leaves it out
+#    instead of committing a range nobody will use, so the sequence goes on
+#    right after the IDs handed out, by the new step (issue 36: CI's
+#    blocks_step once got -1002, -1102 instead of -2, -102 here).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -140,5 +146,26 @@ for my $case ([ 'st5', 2, 5, 0 ], [ 'stm5', -2, -5, 0 ])
 		"SELECT string_agg(seq_next('$name')::text, ',') FROM generate_series(1, 3)"),
 		join(',', map { $next + $_ * $inc } 0 .. 2), "$name: seq_next() goes on from there");
 }
+
+######## 4. seq_alter() with a refill taken, not yet served
+$node->safe_psql('postgres',
+	q{SELECT seq_create('stale', start => 0, increment => -1, block_size => 10)});
+is($node->safe_psql('postgres', q{SELECT seq_next('stale')}), '0', 'stale: the first value');
+$offset = -s $node->logfile;
+set_crash_point($node, 'alloc-before-round', 'wait');
+usleep(500_000);
+# the second of 10 is past 10% of the range: the next one is asked for
+is($node->safe_psql('postgres', q{SELECT seq_next('stale')}), '-1', 'stale: the second value');
+ok(wait_for_log($node, qr/crash point "alloc-before-round" reached/, $offset),
+	'stale: the allocator has taken the refill and holds it before its round');
+$node->safe_psql('postgres', q{SELECT seq_alter('stale', increment => -100)});
+disarm_crash_point($node);
+append_to_file($node->data_dir . '/uidgen.crash_release', '');
+ok(wait_for_log($node, qr/crash point "alloc-before-round" released/, $offset),
+	'stale: the allocator goes on');
+unlink $node->data_dir . '/uidgen.crash_release';
+is($node->safe_psql('postgres',
+	q{SELECT string_agg(seq_next('stale')::text, ',') FROM generate_series(1, 3)}),
+	'-2,-102,-202', 'stale: seq_next() goes on right after -1, by the new step (no range lost)');
 
 done_testing();

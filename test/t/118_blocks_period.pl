@@ -47,7 +47,8 @@ use UidgenTest;
 
 plan skip_all => 'libfaketime is not installed' unless faketime_available();
 
-my $scale = 100000;    # max_value 99999: counts in 5 digits
+my $scale = 10_000_000;    # max_value 9999999: counts in 7 digits, more than 8 s of
+                           # clients can take on any machine (5 digits ran out on a fast one)
 
 # The key (YYYYMMDD, UTC) of the day of Unix time $t.
 sub day_key { return strftime('%Y%m%d', gmtime($_[0])); }
@@ -98,10 +99,10 @@ my $midnight = floor(time()) + 10;
 my ($zone, $before, $after) = zone_ending_at($midnight);
 note("midnight of $zone: " . strftime('%T', gmtime($midnight)) . " UTC; days $before, $after");
 $node->safe_psql('postgres', qq{
-	SELECT seq_create('tab', reset => 'day', max_value => 99999, time_zone => '$zone');
-	SELECT seq_create('gap', reset => 'day', max_value => 99999, time_zone => '$zone',
+	SELECT seq_create('tab', reset => 'day', max_value => 9999999, time_zone => '$zone');
+	SELECT seq_create('gap', reset => 'day', max_value => 9999999, time_zone => '$zone',
 	                  strategy => 'gapless');
-	SELECT seq_create('cr', reset => 'day', max_value => 99999, time_zone => '$zone');
+	SELECT seq_create('cr', reset => 'day', max_value => 9999999, time_zone => '$zone');
 });
 # a few numbers of the day before midnight first
 $node->safe_psql('postgres', q{
@@ -248,7 +249,7 @@ $node->safe_psql('postgres', q{
 });
 $node->safe_psql('src', qq{
 	CREATE EXTENSION uidgen;
-	SELECT seq_create('dp', reset => 'day', max_value => 99999, start => 3, increment => 2,
+	SELECT seq_create('dp', reset => 'day', max_value => 9999999, start => 3, increment => 2,
 	                  time_zone => '$zone');
 	SELECT seq_next('dp') FROM generate_series(1, 4);
 	UPDATE id_sequences SET reset_skip = 7 WHERE name = 'dp';
@@ -274,8 +275,8 @@ my $skip = 100;
 my $primary = uidgen_node('period_primary', init => { allows_streaming => 1 },
 	'uidgen.promotion_skip' => $skip);
 $primary->safe_psql('postgres', q{
-	SELECT seq_create('pd', reset => 'day', max_value => 99999, start => 5, increment => 3);
-	SELECT seq_create('po', reset => 'day', max_value => 99999, start => 2);
+	SELECT seq_create('pd', reset => 'day', max_value => 9999999, start => 5, increment => 3);
+	SELECT seq_create('po', reset => 'day', max_value => 9999999, start => 2);
 	SELECT seq_next('pd') FROM generate_series(1, 3);
 	SELECT seq_next('po') FROM generate_series(1, 3);
 });
