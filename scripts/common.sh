@@ -232,12 +232,14 @@ tap_files() {
 # prints the tail of the log of each test that failed, and of its servers'
 # logs (the logs of the tests that passed would push it out of view).
 run_tapcheck() {
-    local tests="$*" f name which=()
+    local tests="$*" f name which=() rc
     [ -z "$tests" ] || which=(PROVE_TESTS="$tests")
     echo "== make tapcheck (TAP${tests:+: $tests})"
     # (pipefail: the status is make's)
     as_user make -s PG_CONFIG="$PG_CONFIG" bindir="$PG_BIN" PROVE_FLAGS="--timer -j${UIDGEN_TAP_JOBS:-2}" \
-        "${which[@]}" tapcheck 2>&1 | tee prove.out && return 0
+        "${which[@]}" tapcheck 2>&1 | tee prove.out && rc=0 || rc=1
+    tap_legs prove.out "${TAP_LEG:-tap}"
+    [ $rc -ne 0 ] || return 0
     # (prove's summary names each failed file at the start of a line)
     sed -n '/^Test Summary Report/,$p' prove.out | grep -o '^test/t/[^ ]*\.pl' | sort -u |
         while read -r f; do
@@ -263,4 +265,35 @@ require_root() {
         echo "run this as root (it installs packages and the extension)" >&2
         exit 1
     fi
+}
+
+# Append a row to the run's table of legs (the file $UIDGEN_TIMINGS, which
+# scripts/matrix.sh prints at its end): major $1, leg $2, seconds $3, exit
+# status $4.
+leg_time() {
+    [ -n "${UIDGEN_TIMINGS:-}" ] || return 0
+    printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$([ "$4" = 0 ] && echo passed || echo FAILED)" \
+        >>"$UIDGEN_TIMINGS"
+}
+
+# Run "$@" as leg $1 of this major's run: its seconds go into the table.
+leg() {
+    local name=$1 start=$SECONDS rc=0
+    shift
+    "$@" || rc=$?
+    leg_time "$PG_MAJOR" "$name" $((SECONDS - start)) "$rc"
+    return $rc
+}
+
+# A row per TAP file of prove's output $1 (--timer): its milliseconds, as
+# seconds, and whether it passed; $2 names the run (tap, tap asan).
+tap_legs() {
+    local f ms ok
+    [ -n "${UIDGEN_TIMINGS:-}" ] || return 0
+    sed -nE 's/^\[[0-9:]+\] (test\/t\/[^ ]+\.pl) \.+ ((ok|skipped)[^0-9]*([0-9]+ ms)?)?.*/\1 \3 \4/p' "$1" |
+        while read -r f ok ms; do
+            ms=${ms% ms}
+            [ -n "$ok" ] && ok=0 || ok=1
+            leg_time "$PG_MAJOR" "$2 $(basename "$f" .pl)" "$(( (${ms:-0} + 500) / 1000 ))" "$ok"
+        done
 }

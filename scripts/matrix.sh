@@ -64,6 +64,11 @@ host_mirror() {
 MIRROR=${UIDGEN_MIRROR:-$(host_mirror | head -n 1)}
 MIRROR=${MIRROR%/}
 [ -n "$MIRROR" ] || { echo "no Debian mirror in /etc/apt: set UIDGEN_MIRROR" >&2; exit 1; }
+ROOTS_ONLY=
+if [ "${1:-}" = --roots ]; then
+    ROOTS_ONLY=1
+    shift
+fi
 MAJORS=("$@")
 [ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
 # Bump when a root's recipe changes, so cached roots are rebuilt.
@@ -158,6 +163,52 @@ PIN
     mv "$tmp" "$root"
 }
 
+# Run "$@" (the script $2 for major $1): its seconds go into the table.
+timed_script() {
+    local major=$1 name start=$SECONDS rc=0
+    case $2 in
+        */test.sh) name="suite (scripts/test.sh)" ;;
+        */package.sh) name="package (scripts/package.sh)" ;;
+        */sanitize.sh) name="sanitizers (scripts/sanitize.sh)" ;;
+        *) name=$2 ;;
+    esac
+    shift 2
+    "$@" || rc=$?
+    leg_time "$major" "$name" $((SECONDS - start)) "$rc"
+    return $rc
+}
+
+# Each leg's budget in seconds (a leg past it says so; it does not fail the
+# run): $1 is the leg's name.
+leg_budget() {
+    case $1 in
+        "root ("*) echo 600 ;;
+        build*|"Citus build") echo 120 ;;
+        "regress + isolation"|"doc examples"|coverage) echo 120 ;;
+        "ASan: regress + isolation"|"valgrind: regress + isolation") echo 300 ;;
+        "tap "*) echo 120 ;;
+        "TAP (all files)") echo 600 ;;
+        "ASan: TAP (all files)") echo 600 ;;
+        "package "*) echo 150 ;;
+        "sanitizers "*) echo 900 ;;
+        "suite "*) echo 900 ;;
+        *) echo 600 ;;
+    esac
+}
+
+# The table of legs: one row per leg, its seconds and its budget.
+print_legs() {
+    local major name secs status budget
+    echo "=================== legs (seconds; a leg past its budget says so)"
+    printf '%-6s %-40s %6s %6s  %s\n' major leg seconds budget status
+    [ -f "$UIDGEN_TIMINGS" ] || return 0
+    while IFS=$'\t' read -r major name secs status; do
+        budget=$(leg_budget "$name")
+        [ "$secs" -le "$budget" ] || status+=", OVER BUDGET"
+        printf '%-6s %-40s %6s %6s  %s\n' "$major" "$name" "$secs" "$budget" "$status"
+    done <"$UIDGEN_TIMINGS"
+}
+
 # The scripts to run for major $1, in order.
 scripts_of() {
     echo $RUN $PACKAGE
@@ -222,17 +273,20 @@ test_in_root() {
     rm -rf "$root/tmp/uidgen-coverage"
     mkdir -p "$root/tmp/uidgen-coverage"
     cp "$COVERAGE_DIR"/*.info "$root/tmp/uidgen-coverage/" 2>/dev/null || true
+    rm -f "$root/tmp/uidgen-legs.tsv"
     for script in $(scripts_of "$major"); do
-        in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        timed_script "$major" "$script" in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
+            UIDGEN_TIMINGS=/tmp/uidgen-legs.tsv \
             "${BENCH_ENV[@]}" \
             UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$major")" \
             UIDGEN_COVERAGE_INFO="/tmp/uidgen-coverage/$major.info" \
             UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" /tmp/uidgen-coverage)" \
             UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
             UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
-            "/tmp/uidgen/$script" || return
+            "/tmp/uidgen/$script" || { cat "$root/tmp/uidgen-legs.tsv" >>"$UIDGEN_TIMINGS"; return 1; }
     done
+    cat "$root/tmp/uidgen-legs.tsv" >>"$UIDGEN_TIMINGS"
     cp "$root/tmp/uidgen-coverage/$major"*.info "$COVERAGE_DIR/" 2>/dev/null || true
 }
 
@@ -240,7 +294,7 @@ test_in_root() {
 test_on_host() {
     local script
     for script in $(scripts_of "$1"); do
-        in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
+        timed_script "$1" "$script" in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
             UIDGEN_COVERAGE_INFO="$COVERAGE_DIR/$1.info" \
             UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" "$COVERAGE_DIR")" \
             UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
@@ -294,15 +348,23 @@ cleanup() {
         kill -TERM -- "-$child" 2>/dev/null || true
         sleep 2
     fi
+    for root in "${root_job[@]}"; do
+        pkill -KILL -P "$root" 2>/dev/null || true
+    done
     for root in $(used_roots); do
         kill_in_root "$root"
         unmount_below "$root"
     done
 }
 
+# The background jobs that build the roots, per suite, and their status.
+declare -A root_job=() root_rc=()
 # The tracefiles of the coverage majors' runs (coverage_of).
 COVERAGE_DIR=$(mktemp -d /tmp/uidgen-coverage.XXXXXX)
-trap 'cleanup; rm -rf "$COVERAGE_DIR"' EXIT
+# The table of legs (common.sh's leg_time), and what the root jobs print.
+TIMINGS_DIR=$(mktemp -d /tmp/uidgen-legs.XXXXXX)
+export UIDGEN_TIMINGS=$TIMINGS_DIR/legs.tsv
+trap 'cleanup; rm -rf "$COVERAGE_DIR" "$TIMINGS_DIR"' EXIT
 trap 'exit 130' INT TERM
 command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
     export DEBIAN_FRONTEND=noninteractive
@@ -313,6 +375,36 @@ command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
 # A cycle in src/'s include graph fails the run before any major.
 "$UIDGEN_SRC/scripts/include_graph.sh"
 
+# Each root this run needs is built (or found cached) by a job of its own
+# started now, so that debootstrap and apt, which wait on the network and
+# the disk more than on the CPU, overlap the host's suite; a major waits
+# for its own root's job only.
+for suite in $(for m in "${MAJORS[@]}"; do suite_of "$m"; done | sort -u); do
+    [ "$suite" != host ] || continue
+    ( start=$SECONDS; ensure_root "$suite" && rc=0 || rc=$?
+      leg_time "$([ "$suite" = trixie ] && echo 17 || echo 18/19)" "root ($suite)" \
+          $((SECONDS - start)) "$rc" ) >"$TIMINGS_DIR/root-$suite.out" 2>&1 &
+    root_job[$suite]=$!
+    echo "== the Debian $suite root: job $! (log $ROOTS/$suite.log)"
+done
+
+# Wait for the job of the root of suite $1 (once: 18 and 19 share one);
+# print what it said.
+wait_root() {
+    if [ -z "${root_rc[$1]:-}" ]; then
+        root_rc[$1]=0
+        wait "${root_job[$1]}" || root_rc[$1]=$?
+        cat "$TIMINGS_DIR/root-$1.out"
+    fi
+    return "${root_rc[$1]}"
+}
+
+if [ -n "$ROOTS_ONLY" ]; then
+    for suite in "${!root_job[@]}"; do wait_root "$suite" || failed_roots=1; done
+    print_legs
+    exit ${failed_roots:-0}
+fi
+
 declare -A result
 failed=0
 for major in "${MAJORS[@]}"; do
@@ -322,15 +414,17 @@ for major in "${MAJORS[@]}"; do
     if [ "$suite" = host ]; then
         test_on_host "$major" && rc=0 || rc=$?
     else
-        { ensure_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
+        { wait_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
         unmount_below "$ROOTS/$suite"
     fi
     [ "$rc" -eq 0 ] && result[$major]=passed || { result[$major]=FAILED; failed=1; }
     result[$major]+=" in $((SECONDS - start)) s"
 done
 
+print_legs
 echo "=================== matrix"
 for major in "${MAJORS[@]}"; do
     echo "PostgreSQL $major: ${result[$major]}"
 done
+echo "whole run: $SECONDS s"
 exit $failed

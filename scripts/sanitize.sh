@@ -58,9 +58,9 @@ wrap_postgres "$work/asan-bin" \
     "export LD_PRELOAD=\"$libasan\${LD_PRELOAD:+ \$LD_PRELOAD}\"; exec -a \"\$0\""
 PG_BIN=$work/asan-bin
 status=0
-run_installcheck "$work" 5494 || status=1
+leg "ASan: regress + isolation" run_installcheck "$work" 5494 || status=1
 mapfile -t tap < <(tap_files asan)
-run_tapcheck "${tap[@]}" || status=1
+TAP_LEG="tap ASan" leg "ASan: TAP (all files)" run_tapcheck "${tap[@]}" || status=1
 unset ASAN_OPTIONS UBSAN_OPTIONS
 PG_BIN=$REAL_BIN
 logs=("$work"/asan/* "$work/server.log" tmp_check/log/*.log)
@@ -84,7 +84,7 @@ wrap_postgres "$vg/bin" "exec valgrind --quiet --trace-children=yes --error-limi
 --leak-check=no --show-leak-kinds=none --num-callers=40 --suppressions=$work/src/test/valgrind.supp \
 --xml=yes --xml-file=$vg/xml/%p.xml"
 PG_BIN=$vg/bin
-run_installcheck "$vg" 5495 || status=1
+leg "valgrind: regress + isolation" run_installcheck "$vg" 5495 || status=1
 PG_BIN=$REAL_BIN
 # Each error is an <error> element, its frames <obj>s.
 errors=$(cat "$vg"/xml/*.xml | grep -c '<kind>' || true)

@@ -37,13 +37,13 @@ export UIDGEN_CRASH_POINTS=1
 # major installed in $UIDGEN_UPGRADE_FROM, which needs uidgen too.
 [ -z "${UIDGEN_UPGRADE_FROM:-}" ] || build_and_install "$UIDGEN_UPGRADE_FROM/bin/pg_config"
 if [ -n "$COVERAGE" ]; then
-    build_and_install "$PG_CONFIG" COPT="-O0 --coverage -DUIDGEN_GCOV"
+    leg "build (gcov)" build_and_install "$PG_CONFIG" COPT="-O0 --coverage -DUIDGEN_GCOV"
 else
-    build_and_install
+    leg build build_and_install
 fi
 # Citus for test/t/160_citus.pl, from the archives in UIDGEN_CITUS_DIR
 # (default ../shared/citus); without them that test skips, saying why.
-"$UIDGEN_SRC/scripts/citus.sh"
+leg "Citus build" "$UIDGEN_SRC/scripts/citus.sh"
 
 work=$(make_workdir)
 trap 'stop_cluster "$work"; stop_cluster "$work/doc"' EXIT
@@ -226,20 +226,20 @@ coverage_check() {
 }
 
 status=0
-run_installcheck "$work" 5492 || status=1
-run_doctest "$work" 5494 || status=1
+leg "regress + isolation" run_installcheck "$work" 5492 || status=1
+leg "doc examples" run_doctest "$work" 5494 || status=1
 if [ -n "${UIDGEN_TAP_NOT_ASAN:-}" ]; then
     # (scripts/matrix.sh, on the major where scripts/sanitize.sh runs the
     # other TAP files under ASan and UBSan)
     mapfile -t tap < <(tap_files not-asan)
     echo "== TAP: only the ${#tap[@]} files scripts/sanitize.sh does not run under ASan on this major"
-    run_tapcheck "${tap[@]}" || status=1
+    leg "TAP (all files)" run_tapcheck "${tap[@]}" || status=1
 else
-    run_tapcheck || status=1
+    leg "TAP (all files)" run_tapcheck || status=1
 fi
 
 if [ -n "$COVERAGE" ]; then
-    coverage_report || status=1
+    leg coverage coverage_report || status=1
     find "$UIDGEN_SRC/src" \( -name '*.gcda' -o -name '*.gcno' \) -delete
     build_and_install
 fi
