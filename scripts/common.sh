@@ -223,6 +223,16 @@ tap_files() {
     done
 }
 
+# Run "$@" with umask 0 if the TAP tests share a port lock directory
+# (PG_TEST_PORT_DIR, scripts/matrix.sh): the lock files one lane's
+# "postgres" writes must be writable by another root's, whose uid differs.
+tap_umask() {
+    (
+        [ -z "${PG_TEST_PORT_DIR:-}" ] || umask 000
+        "$@"
+    )
+}
+
 # The TAP tests given as arguments (default: all) from the test copy in the
 # current directory, with the programs of $PG_BIN first in PATH, two files
 # at a time (UIDGEN_TAP_JOBS: most of a file's time is spent waiting for
@@ -236,8 +246,8 @@ run_tapcheck() {
     [ -z "$tests" ] || which=(PROVE_TESTS="$tests")
     echo "== make tapcheck (TAP${tests:+: $tests})"
     # (pipefail: the status is make's)
-    as_user make -s PG_CONFIG="$PG_CONFIG" bindir="$PG_BIN" PROVE_FLAGS="--timer -j${UIDGEN_TAP_JOBS:-2}" \
-        "${which[@]}" tapcheck 2>&1 | tee prove.out && rc=0 || rc=1
+    tap_umask as_user make -s PG_CONFIG="$PG_CONFIG" bindir="$PG_BIN" \
+        PROVE_FLAGS="--timer -j${UIDGEN_TAP_JOBS:-2}" "${which[@]}" tapcheck 2>&1 | tee prove.out && rc=0 || rc=1
     tap_legs prove.out "${TAP_LEG:-tap}"
     [ $rc -ne 0 ] || return 0
     # (prove's summary names each failed file at the start of a line)

@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
 # Run the whole test suite (scripts/test.sh) on every PostgreSQL major that
 # Debian's archive carries: 15 on this Debian 12 host, 17 in a Debian trixie
-# root, 18 and 19 (experimental) in a Debian sid root.  The roots are built
-# with debootstrap on first use and kept in $UIDGEN_ROOTS (default
-# /var/cache/uidgen/roots), so later runs reuse them.  A failure on any
-# major fails the run.  After each major's suite, scripts/package.sh builds
+# root, 18 and 19 (experimental) in Debian sid roots, one root per major
+# (the root of 19 also holds 18, for the pg_upgrade test).  The roots are
+# built with debootstrap, each by a job of its own started first, and kept
+# in $UIDGEN_ROOTS (default /var/cache/uidgen/roots), so later runs reuse
+# them.  The majors run side by side in lanes (UIDGEN_LANES, default
+# "15,19 17 18": 15 then 19 in one lane, 17 and 18 in one each; "serial"
+# for one after the other): most of a suite's time is spent waiting for
+# servers, clocks and leases, and the two cores have room for three.  Each
+# major's output is printed whole when it ends.  A failure on any major
+# fails the run.  After each major's suite, scripts/package.sh builds
 # the Debian package postgresql-NN-uidgen there, lints it, installs it, runs
 # the regression suite against it and removes it; a failure there fails that
 # major too.  On two majors (18, where Citus runs, and 19, where pg_upgrade
 # from 18 is tested, so that citus*.c and upgrade.c count;
 # UIDGEN_CHECK_MAJORS to change them) the suite runs on a gcov build and
-# prints the coverage of src/, and the last of them the coverage of both
-# runs added up, checked against the targets (a miss fails the run when it
-# has both majors; UIDGEN_COVERAGE_STRICT= to only print it); on one major (17;
-# UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and isolation
-# again under ASan, UBSan and valgrind, and the TAP files under ASan and
-# UBSan, while the suite there runs only the TAP files that cannot run under
-# ASan (docs/testing.md, "Sanitizers, valgrind and coverage").  Before
-# any major, scripts/include_graph.sh fails the run on a cycle among the
-# modules or folders of src/.  Run as root:
+# prints the coverage of src/; once every lane has ended, the coverage of
+# both runs added up is checked against the targets (a miss fails the run
+# when it has both majors; UIDGEN_COVERAGE_STRICT= to only print it); on one
+# major (17; UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and
+# isolation again under ASan, UBSan and valgrind, and the TAP files under
+# ASan and UBSan, while the suite there runs only the TAP files that cannot
+# run under ASan (docs/testing.md, "Sanitizers, valgrind and coverage").
+# The TAP tests of all lanes reserve their ports in one directory, bound
+# into every root (PG_TEST_PORT_DIR), so that no two servers take the same
+# TCP port.  Before any major, scripts/include_graph.sh fails the run on a
+# cycle among the modules or folders of src/.  It ends with a table of
+# legs: the seconds of each (roots, builds, regress + isolation, doc
+# examples, each TAP file, coverage, sanitizers, valgrind, package) against
+# its budget.  Run as root:
 # ./scripts/matrix.sh [major ...]
-# With --bench first, runs the benchmark (bench/run.sh) instead of the tests:
+# With --roots first, it only builds the roots of the majors given.
+# With --stress first, runs scripts/stress.sh after each major's suite
+# (STRESS_SECONDS and STRESS_LOAD are passed on):
+#     STRESS_SECONDS=1200 ./scripts/matrix.sh --stress 17 19
+# With --bench first, runs the benchmark (bench/run.sh) instead of the
+# tests, one major after the other:
 #     ./scripts/matrix.sh --bench 15 18
 # and with UIDGEN_BENCH=blocks only the block sequences benchmark
 # (bench/blocks.sh; BENCH_SECONDS, BENCH_ROUNDS, BENCH_CPU_RUNS, BENCH_CPU_N
@@ -30,18 +46,32 @@
 # of the majors it ran, and leaves any other root alone (another run may be
 # using it).
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/coverage.sh"
 
 RUN=scripts/test.sh
 PACKAGE=scripts/package.sh
+LANES=${UIDGEN_LANES:-15,19 17 18}
 CHECK_MAJORS=" ${UIDGEN_CHECK_MAJORS:-18 19} "
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 # The benchmark's knobs, passed into the roots (whose environment is reset).
 BENCH_ENV=()
-if [ "${1:-}" = --bench ]; then
+if [ "${1:-}" = --stress ]; then
+    # the flake hunt (scripts/stress.sh) on each major, after its suite
+    # installed a test build there; STRESS_* passed on
+    RUN="scripts/test.sh scripts/stress.sh"
+    PACKAGE=
+    SANITIZE=
+    shift
+    for v in STRESS_SECONDS STRESS_LOAD; do
+        [ -z "${!v+x}" ] || BENCH_ENV+=("$v=${!v}")
+    done
+elif [ "${1:-}" = --bench ]; then
     RUN=bench/run.sh
     PACKAGE=
     SANITIZE=
+    # (figures measured with nothing else running)
+    LANES=serial
     shift
     [ "${UIDGEN_BENCH:-}" != blocks ] || BENCH_ENV+=(BENCH_ONLY_BLOCKS=1)
     for v in BENCH_SECONDS BENCH_ROUNDS BENCH_CPU_RUNS BENCH_CPU_N BENCH_RAW; do
@@ -72,7 +102,7 @@ fi
 MAJORS=("$@")
 [ ${#MAJORS[@]} -gt 0 ] || MAJORS=(15 17 18 19)
 # Bump when a root's recipe changes, so cached roots are rebuilt.
-ROOT_RECIPE=2
+ROOT_RECIPE=3
 
 # The Debian suite whose root holds a major ("host" for this machine).
 suite_of() {
@@ -84,12 +114,18 @@ suite_of() {
     esac
 }
 
-# The majors a suite's root is built with.
+# The majors the root of major $1 is built with (19's holds 18 too, for
+# the pg_upgrade test).
 majors_of() {
     case $1 in
-        trixie) echo 17 ;;
-        sid) echo 18 19 ;;
+        19) echo 18 19 ;;
+        *) echo "$1" ;;
     esac
+}
+
+# The root of major $1.
+root_of() {
+    echo "$ROOTS/pg$1"
 }
 
 # Mount what PostgreSQL needs inside root $1.
@@ -108,11 +144,15 @@ unmount_below() {
     done
 }
 
-# Build the root for suite $1 in $ROOTS/$1, unless a complete one is there.
+# Build the root of major $1, unless a complete one is there.
 ensure_root() {
-    local suite=$1 root=$ROOTS/$1 tmp=$ROOTS/$1.new stamp majors pkgs=()
-    majors=$(majors_of "$suite")
-    stamp="recipe $ROOT_RECIPE; majors $majors"
+    local suite root tmp stamp majors pkgs=() log
+    suite=$(suite_of "$1")
+    root=$(root_of "$1")
+    tmp=$root.new
+    log=$root.log
+    majors=$(majors_of "$1")
+    stamp="recipe $ROOT_RECIPE; $suite; majors $majors"
     if [ "$(cat "$root/.uidgen-root" 2>/dev/null)" = "$stamp" ]; then
         return 0
     fi
@@ -120,8 +160,8 @@ ensure_root() {
     unmount_below "$tmp"
     rm -rf --one-file-system "$tmp"
     mkdir -p "$ROOTS"
-    debootstrap --variant=minbase "$suite" "$tmp" "$MIRROR" >"$ROOTS/$suite.log" 2>&1 || {
-        tail -n 20 "$ROOTS/$suite.log"
+    debootstrap --variant=minbase "$suite" "$tmp" "$MIRROR" >"$log" 2>&1 || {
+        tail -n 20 "$log"
         return 1
     }
     # sid and experimental Release files can be past their Valid-Until date.
@@ -151,8 +191,8 @@ PIN
     chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
         sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \
                -o Dpkg::Options::=--force-confold ${TOOL_PACKAGES[*]} ${PKG_PACKAGES[*]} ${pkgs[*]}" \
-        >>"$ROOTS/$suite.log" 2>&1 || {
-        tail -n 20 "$ROOTS/$suite.log"
+        >>"$log" 2>&1 || {
+        tail -n 20 "$log"
         unmount_below "$tmp"
         return 1
     }
@@ -215,37 +255,31 @@ scripts_of() {
     [ "$1" != "$SANITIZE_MAJOR" ] || echo $SANITIZE
 }
 
-# UIDGEN_COVERAGE for major $1's suite, unless benchmarking: on the last
-# of $CHECK_MAJORS this run has, 1 (the figures, the sum with the earlier
-# ones' and the check of the targets); on the others "report" (the figures;
-# their tracefiles go to $COVERAGE_DIR for the last one).
+# UIDGEN_COVERAGE for major $1's suite, unless benchmarking: "report" on
+# $CHECK_MAJORS (the figures, and its filtered tracefile kept in
+# $COVERAGE_DIR for check_coverage at the end).
 coverage_of() {
-    local m last=
     [ -n "$PACKAGE" ] && [[ $CHECK_MAJORS == *" $1 "* ]] || return 0
-    for m in "${MAJORS[@]}"; do
-        [[ $CHECK_MAJORS != *" $m "* ]] || last=$m
-    done
-    [ "$1" = "$last" ] && echo 1 || echo report
+    echo report
 }
 
-# UIDGEN_COVERAGE_STRICT for the suites: 1 (a missed coverage target fails
-# the run; UIDGEN_COVERAGE_STRICT= to only print it) when this run has all
-# of $CHECK_MAJORS, whose sum the targets are for; else empty.
-coverage_strict() {
-    local m
+# After every lane: the coverage majors' filtered tracefiles added up,
+# their table and the check of the targets (coverage.sh), if this run has
+# every one of $CHECK_MAJORS, whose sum the targets are for.  A miss fails
+# (UIDGEN_COVERAGE_STRICT= to only print it).
+check_coverage() {
+    local m files=()
     for m in $CHECK_MAJORS; do
-        [[ " ${MAJORS[*]} " == *" $m "* ]] || return 0
+        [ -f "$COVERAGE_DIR/$m-filtered.info" ] || {
+            echo "== coverage: no tracefile of $m in this run, no check of the targets"
+            return 0
+        }
+        files+=("$COVERAGE_DIR/$m-filtered.info")
     done
-    echo "${UIDGEN_COVERAGE_STRICT-1}"
-}
-
-# The filtered tracefiles the earlier coverage majors left in directory $1
-# (for UIDGEN_COVERAGE_WITH), the names they have in directory $2.
-coverage_with() {
-    local f
-    for f in "$1"/*-filtered.info; do
-        [ ! -e "$f" ] || printf '%s ' "$2/${f##*/}"
-    done
+    echo "=================== coverage of src/, the runs of$CHECK_MAJORS added up (filtered)"
+    coverage_merge "${files[@]}" >"$COVERAGE_DIR/merged.info"
+    coverage_table "$COVERAGE_DIR/merged.info"
+    coverage_check "$COVERAGE_DIR/merged.info" || [ -z "${UIDGEN_COVERAGE_STRICT-1}" ]
 }
 
 # UIDGEN_TAP_NOT_ASAN for major $1's suite: 1 on $SANITIZE_MAJOR, where
@@ -255,35 +289,38 @@ tap_not_asan_of() {
     [ "$1" != "$SANITIZE_MAJOR" ] || [ -z "$SANITIZE" ] || echo 1
 }
 
+# The environment every major's scripts get (beside UIDGEN_PG_MAJOR):
+# major $1's coverage and TAP selection, the shared port lock directory.
+major_env() {
+    echo UIDGEN_COVERAGE="$(coverage_of "$1")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$1")" \
+        PG_TEST_PORT_DIR="$PORT_DIR"
+}
+
 # Run the suite and the package test (or the benchmark) for major $1 inside
-# the root of suite $2.
+# its root.
 test_in_root() {
-    local major=$1 root=$ROOTS/$2 script
+    local major=$1 root script from=
+    root=$(root_of "$1")
     mount_root "$root"
+    mountpoint -q "$root$PORT_DIR" || { mkdir -p "$root$PORT_DIR" && mount --bind "$PORT_DIR" "$root$PORT_DIR"; }
     rm -rf "$root/tmp/uidgen"
     rsync -a --exclude .git --exclude '*.o' --exclude '*.so' --exclude '*.bc' \
         --exclude tmp_check --exclude results "$UIDGEN_SRC/" "$root/tmp/uidgen/"
     # Citus's source archives (scripts/citus.sh), if there are any.
     rm -rf "$root/tmp/uidgen-citus"
     [ ! -d "$CITUS_DIR" ] || cp -r "$CITUS_DIR" "$root/tmp/uidgen-citus"
-    # The root that holds 18 and 19 also tests pg_upgrade from 18 to 19.
-    local from=
+    # The root of 19 also tests pg_upgrade from 18 to 19.
     [ "$major" = 19 ] && from=/usr/lib/postgresql/18
-    # The coverage majors' tracefiles, in and out of the root.
     rm -rf "$root/tmp/uidgen-coverage"
     mkdir -p "$root/tmp/uidgen-coverage"
-    cp "$COVERAGE_DIR"/*.info "$root/tmp/uidgen-coverage/" 2>/dev/null || true
     rm -f "$root/tmp/uidgen-legs.tsv"
     for script in $(scripts_of "$major"); do
-        timed_script "$major" "$script" in_own_group chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-            LANG=C.UTF-8 HOME=/root UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" \
-            UIDGEN_TIMINGS=/tmp/uidgen-legs.tsv \
-            "${BENCH_ENV[@]}" \
-            UIDGEN_COVERAGE="$(coverage_of "$major")" UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$major")" \
-            UIDGEN_COVERAGE_INFO="/tmp/uidgen-coverage/$major.info" \
-            UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" /tmp/uidgen-coverage)" \
-            UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
-            UIDGEN_CITUS_DIR=/tmp/uidgen-citus \
+        # shellcheck disable=SC2046 # (major_env's words)
+        timed_script "$major" "$script" in_own_group chroot "$root" /usr/bin/env -i \
+            PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root \
+            UIDGEN_PG_MAJOR="$major" UIDGEN_UPGRADE_FROM="$from" $(major_env "$major") \
+            UIDGEN_TIMINGS=/tmp/uidgen-legs.tsv UIDGEN_COVERAGE_INFO="/tmp/uidgen-coverage/$major.info" \
+            UIDGEN_CITUS_DIR=/tmp/uidgen-citus "${BENCH_ENV[@]}" \
             "/tmp/uidgen/$script" || { cat "$root/tmp/uidgen-legs.tsv" >>"$UIDGEN_TIMINGS"; return 1; }
     done
     cat "$root/tmp/uidgen-legs.tsv" >>"$UIDGEN_TIMINGS"
@@ -294,37 +331,35 @@ test_in_root() {
 test_on_host() {
     local script
     for script in $(scripts_of "$1"); do
-        timed_script "$1" "$script" in_own_group env UIDGEN_PG_MAJOR="$1" UIDGEN_COVERAGE="$(coverage_of "$1")" \
-            UIDGEN_COVERAGE_INFO="$COVERAGE_DIR/$1.info" \
-            UIDGEN_COVERAGE_WITH="$(coverage_with "$COVERAGE_DIR" "$COVERAGE_DIR")" \
-            UIDGEN_COVERAGE_STRICT="$(coverage_strict)" \
-            UIDGEN_TAP_NOT_ASAN="$(tap_not_asan_of "$1")" "${BENCH_ENV[@]}" \
+        # shellcheck disable=SC2046 # (major_env's words)
+        timed_script "$1" "$script" in_own_group env UIDGEN_PG_MAJOR="$1" $(major_env "$1") \
+            UIDGEN_COVERAGE_INFO="$COVERAGE_DIR/$1.info" "${BENCH_ENV[@]}" \
             "$UIDGEN_SRC/$script" || return
     done
 }
 
-require_root
 # Run a command in a process group of its own, for at most $MAJOR_TIMEOUT
 # seconds, and wait for it, so that a signal to this script stops the whole
 # run at once (see cleanup).
 MAJOR_TIMEOUT=${UIDGEN_MAJOR_TIMEOUT:-2100}
-child=
 in_own_group() {
-    local rc=0
+    local rc=0 child
     setsid timeout --kill-after=30 "$MAJOR_TIMEOUT" "$@" &
     child=$!
+    echo "$child" >"$TIMINGS_DIR/group-$child"
     wait "$child" || rc=$?
-    child=
+    rm -f "$TIMINGS_DIR/group-$child"
     [ "$rc" -ne 124 ] || echo "== timed out after $MAJOR_TIMEOUT s"
     return "$rc"
 }
 
 # The roots this run uses (those of its majors), never another's.
 used_roots() {
-    local major suite
+    local major root
     for major in "${MAJORS[@]}"; do
-        suite=$(suite_of "$major" 2>/dev/null) || continue
-        [ "$suite" = host ] || printf '%s\n' "$ROOTS/$suite" "$ROOTS/$suite.new"
+        [ "$(suite_of "$major" 2>/dev/null)" != host ] || continue
+        root=$(root_of "$major")
+        printf '%s\n' "$root" "$root.new"
     done | sort -u
 }
 
@@ -340,31 +375,40 @@ kill_in_root() {
     done
 }
 
-# On any exit: stop what still runs of the suite, then unmount what it
-# mounted, in the roots it used only.
+# On any exit: stop what still runs of the lanes and the root jobs, then
+# unmount what they mounted, in the roots this run used only.
 cleanup() {
-    local root
-    if [ -n "$child" ]; then
-        kill -TERM -- "-$child" 2>/dev/null || true
-        sleep 2
-    fi
-    for root in "${root_job[@]}"; do
-        pkill -KILL -P "$root" 2>/dev/null || true
+    local f pid
+    for f in "$TIMINGS_DIR"/group-*; do
+        [ -e "$f" ] || continue
+        kill -TERM -- "-$(cat "$f")" 2>/dev/null || true
     done
-    for root in $(used_roots); do
-        kill_in_root "$root"
-        unmount_below "$root"
+    for pid in "${jobs_started[@]}"; do
+        pkill -KILL -P "$pid" 2>/dev/null || true
+        kill -KILL "$pid" 2>/dev/null || true
     done
+    [ ${#jobs_started[@]} -eq 0 ] || sleep 2
+    for f in $(used_roots); do
+        kill_in_root "$f"
+        unmount_below "$f"
+    done
+    rm -rf "$COVERAGE_DIR" "$TIMINGS_DIR" "$PORT_DIR"
 }
 
-# The background jobs that build the roots, per suite, and their status.
-declare -A root_job=() root_rc=()
+require_root
+# The background jobs (roots, lanes), killed on exit.
+jobs_started=()
 # The tracefiles of the coverage majors' runs (coverage_of).
 COVERAGE_DIR=$(mktemp -d /tmp/uidgen-coverage.XXXXXX)
-# The table of legs (common.sh's leg_time), and what the root jobs print.
+# The table of legs (common.sh's leg_time), what the jobs print, their
+# status and the process groups of the scripts under way.
 TIMINGS_DIR=$(mktemp -d /tmp/uidgen-legs.XXXXXX)
 export UIDGEN_TIMINGS=$TIMINGS_DIR/legs.tsv
-trap 'cleanup; rm -rf "$COVERAGE_DIR" "$TIMINGS_DIR"' EXIT
+# The TAP tests' port reservations, shared by every lane (the same path in
+# every root, where test_in_root binds it): a lock file per port taken.
+PORT_DIR=$(mktemp -d /tmp/uidgen-ports.XXXXXX)
+chmod 1777 "$PORT_DIR"
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
     export DEBIAN_FRONTEND=noninteractive
@@ -378,53 +422,96 @@ command -v debootstrap >/dev/null && command -v rsync >/dev/null || {
 # Each root this run needs is built (or found cached) by a job of its own
 # started now, so that debootstrap and apt, which wait on the network and
 # the disk more than on the CPU, overlap the host's suite; a major waits
-# for its own root's job only.
-for suite in $(for m in "${MAJORS[@]}"; do suite_of "$m"; done | sort -u); do
-    [ "$suite" != host ] || continue
-    ( start=$SECONDS; ensure_root "$suite" && rc=0 || rc=$?
-      leg_time "$([ "$suite" = trixie ] && echo 17 || echo 18/19)" "root ($suite)" \
-          $((SECONDS - start)) "$rc" ) >"$TIMINGS_DIR/root-$suite.out" 2>&1 &
-    root_job[$suite]=$!
-    echo "== the Debian $suite root: job $! (log $ROOTS/$suite.log)"
+# for its own root only (wait_root).
+for major in "${MAJORS[@]}"; do
+    [ "$(suite_of "$major")" != host ] || continue
+    ( start=$SECONDS; ensure_root "$major" && rc=0 || rc=$?
+      leg_time "$major" "root ($(suite_of "$major"))" $((SECONDS - start)) "$rc"
+      echo "$rc" >"$TIMINGS_DIR/root-$major.rc" ) >"$TIMINGS_DIR/root-$major.out" 2>&1 &
+    jobs_started+=($!)
+    echo "== the root of PostgreSQL $major: job $! (log $(root_of "$major").log)"
 done
 
-# Wait for the job of the root of suite $1 (once: 18 and 19 share one);
-# print what it said.
+# Wait until the root of major $1 is built; print what its job said.
 wait_root() {
-    if [ -z "${root_rc[$1]:-}" ]; then
-        root_rc[$1]=0
-        wait "${root_job[$1]}" || root_rc[$1]=$?
-        cat "$TIMINGS_DIR/root-$1.out"
-    fi
-    return "${root_rc[$1]}"
+    while [ ! -f "$TIMINGS_DIR/root-$1.rc" ]; do
+        sleep 1
+    done
+    cat "$TIMINGS_DIR/root-$1.out"
+    return "$(cat "$TIMINGS_DIR/root-$1.rc")"
 }
 
 if [ -n "$ROOTS_ONLY" ]; then
-    for suite in "${!root_job[@]}"; do wait_root "$suite" || failed_roots=1; done
+    failed=0
+    for major in "${MAJORS[@]}"; do
+        [ "$(suite_of "$major")" = host ] || wait_root "$major" || failed=1
+    done
     print_legs
-    exit ${failed_roots:-0}
+    exit $failed
 fi
 
-declare -A result
-failed=0
-for major in "${MAJORS[@]}"; do
-    suite=$(suite_of "$major")
-    start=$SECONDS
-    echo "=================== PostgreSQL $major ($suite)"
-    if [ "$suite" = host ]; then
-        test_on_host "$major" && rc=0 || rc=$?
-    else
-        { wait_root "$suite" && test_in_root "$major" "$suite"; } && rc=0 || rc=$?
-        unmount_below "$ROOTS/$suite"
-    fi
-    [ "$rc" -eq 0 ] && result[$major]=passed || { result[$major]=FAILED; failed=1; }
-    result[$major]+=" in $((SECONDS - start)) s"
+# Run major $1 (its root first): its output into its log, printed whole at
+# its end (under a lock, so that lanes ending together do not mix), and
+# its outcome into $TIMINGS_DIR/result-$1.
+run_major() {
+    local major=$1 start=$SECONDS rc log=$TIMINGS_DIR/major-$1.log
+    {
+        echo "=================== PostgreSQL $major ($(suite_of "$major"))"
+        if [ "$(suite_of "$major")" = host ]; then
+            test_on_host "$major" && rc=0 || rc=$?
+        else
+            { wait_root "$major" && test_in_root "$major"; } && rc=0 || rc=$?
+            unmount_below "$(root_of "$major")"
+        fi
+        echo "=================== PostgreSQL $major: $([ "$rc" -eq 0 ] && echo passed || echo FAILED)"
+    } >"$log" 2>&1
+    echo "$([ "$rc" -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start)) s" \
+        >"$TIMINGS_DIR/result-$major"
+    flock "$TIMINGS_DIR/print.lock" cat "$log"
+}
+
+# The lanes: UIDGEN_LANES's lists of majors, kept to the majors of this
+# run; a major in none has a lane of its own.
+lanes=()
+if [ "$LANES" = serial ]; then
+    lanes=("${MAJORS[*]}")
+else
+    placed=" "
+    for lane in $LANES; do
+        mine=()
+        for major in ${lane//,/ }; do
+            [[ " ${MAJORS[*]} " != *" $major "* ]] || mine+=("$major")
+        done
+        [ ${#mine[@]} -eq 0 ] || { lanes+=("${mine[*]}"); placed+="${mine[*]} "; }
+    done
+    for major in "${MAJORS[@]}"; do
+        [[ $placed == *" $major "* ]] || lanes+=("$major")
+    done
+fi
+echo "== lanes, side by side: $(printf '[%s] ' "${lanes[@]}")"
+lane_pids=()
+for lane in "${lanes[@]}"; do
+    ( for major in $lane; do run_major "$major"; done ) &
+    lane_pids+=($!)
+    jobs_started+=($!)
+done
+for pid in "${lane_pids[@]}"; do
+    wait "$pid" || true
 done
 
+failed=0
+for major in "${MAJORS[@]}"; do
+    grep -q '^passed' "$TIMINGS_DIR/result-$major" 2>/dev/null || failed=1
+done
+if [ -z "$PACKAGE" ]; then
+    :
+elif ! check_coverage; then
+    failed=1
+fi
 print_legs
 echo "=================== matrix"
 for major in "${MAJORS[@]}"; do
-    echo "PostgreSQL $major: ${result[$major]}"
+    echo "PostgreSQL $major: $(cat "$TIMINGS_DIR/result-$major" 2>/dev/null || echo 'did not run')"
 done
 echo "whole run: $SECONDS s"
 exit $failed
