@@ -95,9 +95,11 @@ layout_errdetail_range(const UidgenSettings *l)
 {
 	int64		last = l->epoch_ms + Min(layout_last_ms(l), END_TIMESTAMP / 1000 - l->epoch_ms);
 
+	/* (timestamptz_to_str() returns a static buffer: one copy per call) */
+	char	   *epoch = pstrdup(timestamptz_to_str(unix_ms_to_timestamptz(l->epoch_ms)));
+
 	return errdetail("With the epoch '%s' and %d timestamp bits, snowflake IDs cover instants up to %s.",
-					 timestamptz_to_str(unix_ms_to_timestamptz(l->epoch_ms)),
-					 layout_timestamp_bits(l),
+					 epoch, layout_timestamp_bits(l),
 					 timestamptz_to_str(unix_ms_to_timestamptz(last)));
 }
 
