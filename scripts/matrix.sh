@@ -22,7 +22,9 @@
 # major (17; UIDGEN_SANITIZE_MAJOR) scripts/sanitize.sh runs regress and
 # isolation again under ASan, UBSan and valgrind, and the TAP files under
 # ASan and UBSan, while the suite there runs only the TAP files that cannot
-# run under ASan (docs/testing.md, "Sanitizers, valgrind and coverage").
+# run under ASan (docs/testing.md, "Sanitizers, valgrind and coverage");
+# on one (15; UIDGEN_MUTANTS_MAJOR) scripts/mutants.sh checks that the
+# suite catches each of a few planted bugs.
 # The TAP tests of all lanes reserve their ports in one directory, bound
 # into every root (PG_TEST_PORT_DIR), so that no two servers take the same
 # TCP port.  Before any major, scripts/include_graph.sh fails the run on a
@@ -54,6 +56,8 @@ LANES=${UIDGEN_LANES:-15,19 17 18}
 CHECK_MAJORS=" ${UIDGEN_CHECK_MAJORS:-18 19} "
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
+# The planted bugs (scripts/mutants.sh) run on this major, after its package.
+MUTANTS_MAJOR=${UIDGEN_MUTANTS_MAJOR:-15}
 # The benchmark's knobs, passed into the roots (whose environment is reset).
 BENCH_ENV=()
 if [ "${1:-}" = --stress ]; then
@@ -210,6 +214,7 @@ timed_script() {
         */test.sh) name="suite (scripts/test.sh)" ;;
         */package.sh) name="package (scripts/package.sh)" ;;
         */sanitize.sh) name="sanitizers (scripts/sanitize.sh)" ;;
+        */mutants.sh) name="planted bugs (scripts/mutants.sh)" ;;
         *) name=$2 ;;
     esac
     shift 2
@@ -231,6 +236,7 @@ leg_budget() {
         "ASan: TAP (all files)") echo 600 ;;
         "package "*) echo 150 ;;
         "sanitizers "*) echo 900 ;;
+        "planted bugs "*) echo 300 ;;
         "suite "*) echo 900 ;;
         *) echo 600 ;;
     esac
@@ -253,6 +259,7 @@ print_legs() {
 scripts_of() {
     echo $RUN $PACKAGE
     [ "$1" != "$SANITIZE_MAJOR" ] || echo $SANITIZE
+    [ "$1" != "$MUTANTS_MAJOR" ] || [ -z "$PACKAGE" ] || echo scripts/mutants.sh
 }
 
 # UIDGEN_COVERAGE for major $1's suite, unless benchmarking: "report" on
