@@ -23,7 +23,7 @@
 # isolation again under ASan, UBSan and valgrind, and the TAP files under
 # ASan and UBSan, while the suite there runs only the TAP files that cannot
 # run under ASan (docs/testing.md, "Sanitizers, valgrind and coverage");
-# on one (15; UIDGEN_MUTANTS_MAJOR) scripts/mutants.sh checks that the
+# on one (18, the shortest lane; UIDGEN_MUTANTS_MAJOR) scripts/mutants.sh checks that the
 # suite catches each of a few planted bugs.
 # The TAP tests of all lanes reserve their ports in one directory, bound
 # into every root (PG_TEST_PORT_DIR), so that no two servers take the same
@@ -57,7 +57,7 @@ CHECK_MAJORS=" ${UIDGEN_CHECK_MAJORS:-18 19} "
 SANITIZE=scripts/sanitize.sh
 SANITIZE_MAJOR=${UIDGEN_SANITIZE_MAJOR:-17}
 # The planted bugs (scripts/mutants.sh) run on this major, after its package.
-MUTANTS_MAJOR=${UIDGEN_MUTANTS_MAJOR:-15}
+MUTANTS_MAJOR=${UIDGEN_MUTANTS_MAJOR:-18}
 # The benchmark's knobs, passed into the roots (whose environment is reset).
 BENCH_ENV=()
 if [ "${1:-}" = --stress ]; then
@@ -226,18 +226,19 @@ timed_script() {
 # Each leg's budget in seconds (a leg past it says so; it does not fail the
 # run): $1 is the leg's name.
 leg_budget() {
+    # (measured in lanes, three majors at once on 2 cores, plus a quarter)
     case $1 in
         "root ("*) echo 600 ;;
-        build*|"Citus build") echo 120 ;;
+        build*) echo 120 ;;
+        "Citus build") echo 300 ;;
         "regress + isolation"|"doc examples"|coverage) echo 120 ;;
-        "ASan: regress + isolation"|"valgrind: regress + isolation") echo 300 ;;
+        "ASan: regress + isolation") echo 120 ;;
+        "valgrind: regress + isolation") echo 400 ;;
         "tap "*) echo 120 ;;
-        "TAP (all files)") echo 600 ;;
-        "ASan: TAP (all files)") echo 600 ;;
-        "package "*) echo 150 ;;
-        "sanitizers "*) echo 900 ;;
+        "TAP (all files)"|"ASan: TAP (all files)") echo 900 ;;
+        "package "*) echo 200 ;;
         "planted bugs "*) echo 300 ;;
-        "suite "*) echo 900 ;;
+        "sanitizers "*|"suite "*) echo 1200 ;;
         *) echo 600 ;;
     esac
 }
