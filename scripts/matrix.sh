@@ -26,8 +26,8 @@
 # on one (18, the shortest lane; UIDGEN_MUTANTS_MAJOR) scripts/mutants.sh checks that the
 # suite catches each of a few planted bugs.
 # The TAP tests of all lanes reserve their ports in one directory, bound
-# into every root (PG_TEST_PORT_DIR), so that no two servers take the same
-# TCP port.  Before any major, scripts/include_graph.sh fails the run on a
+# into every root (PG_TEST_PORT_DIR; UIDGEN_PORT_DIR to share one with test
+# runs beside this one), so that no two servers take the same TCP port.  Before any major, scripts/include_graph.sh fails the run on a
 # cycle among the modules or folders of src/.  It ends with a table of
 # legs: the seconds of each (roots, builds, regress + isolation, doc
 # examples, each TAP file, coverage, sanitizers, valgrind, package) against
@@ -400,7 +400,8 @@ cleanup() {
         kill_in_root "$f"
         unmount_below "$f"
     done
-    rm -rf "$COVERAGE_DIR" "$TIMINGS_DIR" "$PORT_DIR"
+    rm -rf "$COVERAGE_DIR" "$TIMINGS_DIR"
+    [ -z "${own_port_dir:-}" ] || rm -rf "$PORT_DIR"
 }
 
 require_root
@@ -414,7 +415,10 @@ TIMINGS_DIR=$(mktemp -d /tmp/uidgen-legs.XXXXXX)
 export UIDGEN_TIMINGS=$TIMINGS_DIR/legs.tsv
 # The TAP tests' port reservations, shared by every lane (the same path in
 # every root, where test_in_root binds it): a lock file per port taken.
-PORT_DIR=$(mktemp -d /tmp/uidgen-ports.XXXXXX)
+# UIDGEN_PORT_DIR names one to share with test runs beside this one.
+PORT_DIR=${UIDGEN_PORT_DIR:-}
+[ -n "$PORT_DIR" ] || { PORT_DIR=$(mktemp -d /tmp/uidgen-ports.XXXXXX) && own_port_dir=1; }
+mkdir -p "$PORT_DIR"
 chmod 1777 "$PORT_DIR"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
