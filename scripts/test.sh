@@ -27,6 +27,8 @@ source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/coverage.sh"
 
 "$UIDGEN_SRC/scripts/include_graph.sh"
+# Every test file is one the suite runs (docs/testing.md, "Which test runs where").
+"$UIDGEN_SRC/scripts/placement.sh"
 require_root
 PACKAGES+=("${TEST_PACKAGES[@]}" "${PATRONI_PACKAGES[@]}")
 COVERAGE=${UIDGEN_COVERAGE:-}
