@@ -241,11 +241,13 @@ SELECT error_of('SELECT snowflake_at(now(), worker_id, 0) FROM layout')
     AS own_worker_id_refused;
 SELECT snowflake_at(NULL, 1, 0), snowflake_at(now(), NULL, 0), snowflake_at(now(), 1, NULL);
 
--- The status row.
+-- The status row (its last ID at least the one taken just before: a
+-- window of time would depend on how fast the run is).
+SELECT snowflake_next() AS just_taken \gset
 SELECT state, s.worker_id = l.worker_id AS worker_id_matches,
        timestamp_bits + s.worker_bits + s.sequence_bits AS total_bits,
        s.epoch = l.epoch AS epoch_matches,
-       last_id >= snowflake_floor(now() - interval '1 minute') AS last_id_recent,
+       last_id >= :just_taken AS last_id_recent,
        ids_issued >= 101002 AS counted,
        high_water_mark > snowflake_timestamp(last_id) AS mark_above_last_id,
        clock_ahead <= current_setting('uidgen.max_clock_drift')::interval AS within_drift
