@@ -15,6 +15,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes;
+use POSIX ();
 
 our @EXPORT = qw(
   uidgen_node uidgen_status faketime_available faketime_set start_faked
@@ -710,6 +711,33 @@ sub crc32c
 	return $crc ^ 0xFFFFFFFF;
 }
 
+# The key (YYYYMMDD, UTC) of the day of Unix time $t.
+sub day_key { return POSIX::strftime('%Y%m%d', gmtime($_[0])); }
+
+# A POSIX time zone ("XXX+hh:mm:ss") whose midnight falls at Unix time $m
+# (whole seconds), and the keys of the days before and after that midnight:
+# a period of a sequence in that zone ends when a test wants it to, for
+# every process of the server (libfaketime does not reach the allocator on
+# PostgreSQL 15).
+sub zone_ending_at
+{
+	my ($m) = @_;
+	my $s = $m % 86400;    # local = UTC - $s, |$s| <= 12 h
+	$s -= 86400 if $s > 43200;
+	my $a = abs($s);
+	return (sprintf('XXX%s%02d:%02d:%02d', $s < 0 ? '-' : '+', int($a / 3600), int($a / 60) % 60, $a % 60),
+		day_key($m - $s - 1), day_key($m - $s));
+}
+
+# Sleep until Unix time $t.
+sub sleep_until
+{
+	my ($t) = @_;
+	my $d = $t - Time::HiRes::time();
+	Time::HiRes::usleep(int($d * 1e6)) if $d > 0;
+	return;
+}
+
 # Wait until $check returns true (or the default timeout passes); true if
 # it did.
 sub wait_until
@@ -723,6 +751,6 @@ sub wait_until
 	}
 	return 0;
 }
-push @EXPORT, 'wait_until';
+push @EXPORT, 'wait_until', 'day_key', 'zone_ending_at', 'sleep_until';
 
 1;

@@ -196,12 +196,16 @@ failover_lock_rows(Oid relid, const char *ids, AllocWork *works, int nworks)
  * increment), in numeric so that nothing wraps, never past the value after
  * the row's last ID (the IDs it has left, seq_room()) and never backwards;
  * a sequence left without room is marked exhausted.  A row numbered per
- * period whose period has ended (or that has none yet) restarts there
- * instead, skip IDs beyond min_value, in the period of the time now: the
- * old primary may have handed out numbers of it; and one whose period ends
- * within the hour starts the next one skip IDs beyond min_value too
- * (reset_skip), for the numbers of the next period an old primary whose
- * clock was ahead may have handed out.  The rows are locked.
+ * period (period J, reset_skip S) is where the old primary stood, but
+ * for fewer than skip IDs; it started any later period S IDs beyond
+ * min_value, as the allocator, gapless.c and seq_advance() do (or 0, via
+ * one between).  So a row whose period has ended (or that has none yet)
+ * restarts in the period of the time now S + skip IDs beyond min_value.
+ * If the period after the row's (after the restarted one) begins within
+ * the hour, an old primary whose clock was ahead may have handed out
+ * numbers of it, from S on (straight from J): reset_skip becomes S + skip,
+ * whatever a former promotion left in it.  Otherwise a restart used S up
+ * (0) and a row still in its period keeps it.  The rows are locked.
  */
 static void
 failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
@@ -212,6 +216,9 @@ failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 	char	   *room;
 	char	   *restart;
 	char	   *key;
+	char	   *from;
+	char	   *room0;
+	char	   *soon;
 
 	allocsql_step_sql(relid, schema, &inc, &room);
 	if (get_attnum(relid, "reset") == InvalidAttrNumber)
@@ -229,22 +236,29 @@ failover_skip_tables(Oid relid, const char *schema, const char *ids, int skip)
 	key = psprintf("%s.seq_period_key(t.reset, t.time_zone, $2)", schema);
 	restart = psprintf("(t.reset OPERATOR(pg_catalog.<>) 'none' AND (t.period IS NULL"
 					   " OR t.period OPERATOR(pg_catalog.<) %s))", key);
+	/* the restart's IDs beyond min_value, and the room from min_value */
+	from = "(t.reset_skip::pg_catalog.numeric OPERATOR(pg_catalog.+) $1)";
+	room0 = psprintf("%s.seq_room(t.min_value, t.increment, t.min_value, t.max_value)", schema);
+	/* the period after the row's (once restarted) begins within the hour */
+	soon = psprintf("(t.reset OPERATOR(pg_catalog.<>) 'none' AND %s.seq_period_key(t.reset,"
+					" t.time_zone, $2 + '1 hour'::pg_catalog.interval) OPERATOR(pg_catalog.>)"
+					" CASE WHEN %s THEN %s ELSE t.period END)", schema, restart, key);
 	if (SPI_execute_with_args(psprintf("UPDATE %s AS t SET next_block_start = CASE WHEN %s"
-									   " THEN (t.min_value::pg_catalog.numeric + LEAST($1,"
-									   " %s.seq_room(t.min_value, t.increment, t.min_value, t.max_value))"
-									   "::pg_catalog.numeric * t.increment)::pg_catalog.int8"
+									   " THEN (t.min_value::pg_catalog.numeric + LEAST(%s, %s)"
+									   " * t.increment)::pg_catalog.int8"
 									   " ELSE (t.next_block_start::pg_catalog.numeric"
 									   " + LEAST($1, %s)::pg_catalog.numeric * %s)::pg_catalog.int8 END,"
-									   " exhausted = CASE WHEN %s"
-									   " THEN $1 >= %s.seq_room(t.min_value, t.increment, t.min_value, t.max_value)"
+									   " exhausted = CASE WHEN %s THEN %s >= %s"
 									   " ELSE t.exhausted OR $1 >= %s END,"
 									   " period = CASE WHEN %s THEN %s ELSE t.period END,"
-									   " reset_skip = CASE WHEN t.reset OPERATOR(pg_catalog.<>) 'none'"
-									   " AND %s.seq_period_key(t.reset, t.time_zone, $2 + '1 hour'::pg_catalog.interval)"
-									   " IS DISTINCT FROM %s THEN $1 ELSE t.reset_skip END"
+									   " reset_skip = CASE WHEN %s THEN LEAST(%s,"
+									   " 9223372036854775807::pg_catalog.numeric)::pg_catalog.int8"
+									   " WHEN %s THEN 0 ELSE t.reset_skip END"
 									   " WHERE t.strategy OPERATOR(pg_catalog.=) 'table'",
-									   ids, restart, schema, room, inc, restart, schema, room,
-									   restart, key, schema, key),
+									   ids, restart, from, room0, room, inc,
+									   restart, from, room0, room,
+									   restart, key,
+									   soon, from, restart),
 							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "SPI_execute failed on id_sequences");
 }

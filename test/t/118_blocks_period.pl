@@ -50,21 +50,6 @@ plan skip_all => 'libfaketime is not installed' unless faketime_available();
 my $scale = 10_000_000;    # max_value 9999999: counts in 7 digits, more than 8 s of
                            # clients can take on any machine (5 digits ran out on a fast one)
 
-# The key (YYYYMMDD, UTC) of the day of Unix time $t.
-sub day_key { return strftime('%Y%m%d', gmtime($_[0])); }
-
-# A POSIX time zone whose midnight falls at Unix time $m (whole seconds),
-# and the keys of the days before and after that midnight.
-sub zone_ending_at
-{
-	my ($m) = @_;
-	my $s = $m % 86400;    # local = UTC - $s, |$s| <= 12 h
-	$s -= 86400 if $s > 43200;
-	my $a = abs($s);
-	return (sprintf('XXX%s%02d:%02d:%02d', $s < 0 ? '-' : '+', int($a / 3600), int($a / 60) % 60, $a % 60),
-		day_key($m - $s - 1), day_key($m - $s));
-}
-
 # Set the backends' clock of the server reading $file $secs seconds off.
 sub clock_off
 {
@@ -78,15 +63,6 @@ sub server_clock
 {
 	my ($node) = @_;
 	return $node->safe_psql('postgres', 'SELECT extract(epoch FROM clock_timestamp())');
-}
-
-# Sleep until Unix time $t.
-sub sleep_until
-{
-	my ($t) = @_;
-	my $d = $t - time();
-	usleep(int($d * 1e6)) if $d > 0;
-	return;
 }
 
 my $node = uidgen_node('period', start => 0, restart_after_crash => 'on',
