@@ -61,7 +61,8 @@ my $nc = PostgreSQL::Test::Cluster->new('pdf_c');
 $nc->init_from_backup($nb, 'bk_c', has_streaming => 1);
 $nc->append_conf('postgresql.conf', "uidgen.worker_id = 2\n");
 $nc->start;
-$nb->wait_for_catchup($nc);
+# (a standby's own LSN: on 15, wait_for_catchup() asks for the primary's)
+$nb->wait_for_catchup($nc, 'replay', $na->lsn('insert'));
 
 # What each node handed out: node => ["sequence number", ...].
 my %got = map { $_ => [] } qw(A B C D);
@@ -112,7 +113,7 @@ is_deeply([ @a_m, @a_h, @a_j ],
 	[ map({ $m_before * $scale + $_ } 5, 8, 11), map({ $h_before * $scale + $_ } 2, 3, 4, 2, 3, 4) ],
 	'A: the first numbers of the day before midnight');
 $na->wait_for_catchup($nb);
-$nb->wait_for_catchup($nc);
+$nb->wait_for_catchup($nc, 'replay', $na->lsn('insert'));
 $na->stop('immediate');
 
 ######## B promoted before midnight: the skip within the day
