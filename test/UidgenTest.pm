@@ -697,6 +697,20 @@ sub timed_psql
 	return Time::HiRes::time() - $t;
 }
 
+# Run $sql on $node's database postgres; the seconds its statements took,
+# as psql's \timing measures them: without the start of psql and of its
+# session, which on a loaded machine can take a second by themselves.  For
+# checks that something does not wait (timed_psql() for those that it does).
+sub statement_seconds
+{
+	my ($node, $sql) = @_;
+	my $out = $node->safe_psql('postgres', "\\timing on\n$sql");
+	my $s = 0;
+	$s += $1 / 1000 while $out =~ /^Time: ([\d.]+) ms/mg;
+	return $s;
+}
+push @EXPORT, 'statement_seconds';
+
 # CRC-32C (Castagnoli, reflected), as src/port/pg_crc32c computes it (not
 # exported: call it as UidgenTest::crc32c).
 sub crc32c

@@ -60,16 +60,29 @@ ok(defined $keeper, 'found the keeper process');
 
 # IDs over more than 2 s of clock: the first call writes the mark itself,
 # the keeper moves it every time the clock passes the middle of the window.
+# The keeper looks once a second, and on a loaded machine later: go on
+# until a backend and the keeper have both renamed the file into place.
+my $postmaster = postmaster_pid($node);
+sub backend_and_keeper_wrote
+{
+	my %who;
+	for (@{ shim_events() })
+	{
+		next unless $_->[1] eq 'rename' && ($_->[2] // '') eq 'tmp' && ($_->[3] // '') eq 'state';
+		$who{ $_->[0] == $keeper ? 'keeper' : $_->[0] == $postmaster ? 'postmaster' : 'backend' } = 1;
+	}
+	return $who{backend} && $who{keeper};
+}
 my $t0 = time;
+my $deadline = $t0 + $PostgreSQL::Test::Utils::timeout_default;
 my @ids;
-while (time < $t0 + 2.6)
+while (time < $t0 + 2.6 || (!backend_and_keeper_wrote() && time < $deadline))
 {
 	push @ids, split /\n/,
 	  $node->safe_psql('postgres', 'SELECT snowflake_next()');
-	usleep(50_000);
+	usleep(50_000);    # (one call per 50 ms: the clock moves between calls)
 }
 my $max_id = max_snowflake(@ids);
-my $postmaster = postmaster_pid($node);
 $node->stop;    # the postmaster saves the exact last tick
 
 my $size = -s $node->data_dir . '/uidgen.state';
@@ -231,7 +244,8 @@ for my $case (@cases)
 		"$what: the failure is in the server log");
 
 	set_trigger(undef);
-	my ($after, $e2, $deadline) = (undef, '', time + 10);
+	my ($after, $e2) = (undef, '');
+	$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 	while (time < $deadline)
 	{
 		my $o = '';

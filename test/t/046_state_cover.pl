@@ -28,32 +28,42 @@ sub proc_state
 	return $stat =~ /^\d+ \(.*\) (\S)/ ? $1 : '';
 }
 
-# The first call writes the mark itself; then leave the server idle for a
-# moment, so that the keeper has nothing to write (it then holds uidgen's
-# lock only for an instant per second, and is stopped outside it).
-$node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
+# The first call writes the mark itself, or wakes the keeper to move it;
+# then the server stays idle, and once the mark in shared memory is more
+# than half a window (1 s) above the IDs handed out, the keeper has nothing
+# to write (it then holds uidgen's lock only for an instant per second, and
+# is stopped outside it).
+my ($id0, $u0) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT snowflake_next(), uuidv7_next()');
 my $keeper;
-my $deadline = time + 10;
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 until (defined($keeper = keeper_pid($node)) || time > $deadline)
 {
 	usleep(50_000);
 }
 ok(defined $keeper, 'found the keeper process') or BAIL_OUT('no keeper');
-usleep(1_200_000);
+my $last0 = snowflake_ms($id0) > uuid_ms($u0) ? snowflake_ms($id0) : uuid_ms($u0);
+wait_until(sub {
+	$node->safe_psql('postgres',
+		'SELECT extract(epoch FROM high_water_mark) * 1000 FROM uidgen_status()')
+	  - 1000 >= $last0 + 1;
+}) or BAIL_OUT('the mark was not moved past the first IDs');
 
 kill 'STOP', $keeper;
 END { kill 'CONT', $keeper if $keeper; }
-$deadline = time + 10;
+$deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 usleep(10_000) until proc_state($keeper) eq 'T' || time > $deadline;
 is(proc_state($keeper), 'T', 'the keeper is stopped');
 my $mark0 = read_state_file($node)->{hwm_ms};
 
-# Generate for 4.5 s, more than two windows (2 s) of clock.  After each
-# call, the mark on disk must cover the IDs it returned.
-my ($calls, @beyond, $first_ms, $last_ms, $max_id, $max_u) = (0);
-my $t0 = time;
-while (time < $t0 + 4.5)
+# Generate for 4.5 s, more than two windows (2 s) of clock: from the end
+# of the first call to the start of the last (on a loaded machine one call
+# can take a second or more).  After each call, the mark on disk must
+# cover the IDs it returned.
+my ($calls, @beyond, $first_ms, $last_ms, $max_id, $max_u, $t0) = (0);
+for (;;)
 {
+	my $started = time;
 	my @rows = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres',
 		'SELECT snowflake_next(), uuidv7_next() FROM generate_series(1, 20)',
 		timeout => 60);
@@ -69,7 +79,9 @@ while (time < $t0 + 4.5)
 	}
 	$max_id = max_snowflake($max_id, map { $_->[0] } @rows);
 	$max_u = max_uuid($max_u, map { $_->[1] } @rows);
-	usleep(20_000);
+	$t0 //= time;
+	last if $started >= $t0 + 4.5;
+	usleep(20_000);    # (the clock moves between calls)
 }
 is(proc_state($keeper), 'T', 'the keeper stayed stopped throughout');
 ok(!@beyond, "every ID returned was at or below the mark on disk ($calls calls)")

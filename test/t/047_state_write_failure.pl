@@ -22,7 +22,7 @@ mkdir $tmp or die "mkdir $tmp: $!";
 
 # Generate until the mark runs out (at most a window of 2 s, and a little).
 my ($err, $failed) = ('', 0);
-my $deadline = time + 20;
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 while (time < $deadline)
 {
 	my ($e, $ret, $out) = psql_error($node, 'SELECT snowflake_next()');
@@ -32,7 +32,7 @@ while (time < $deadline)
 		last;
 	}
 	push @ids, $out;
-	usleep(20_000);
+	usleep(20_000);    # (the clock moves between calls)
 }
 ok($failed, 'snowflake_next() fails once the mark cannot move');
 like($err,

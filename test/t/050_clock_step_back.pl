@@ -144,7 +144,9 @@ is(uidgen_status($node)->{clock_backward_episodes}, '1',
 ######## a second step back is a new episode
 # The episode ends when uidgen sees the wall clock within 10 ms of the
 # logical clock; an idle server sees that through the keeper, which samples
-# the clock once a second: give it two.
+# the clock once a second: give it two.  (Time must pass: whether an
+# episode is under way is not shown anywhere a test could poll; were it
+# not over, the second step would not count, and the check below fails.)
 Time::HiRes::sleep(2);
 $log_offset = -s $node->logfile;
 faketime_set($fake, '-120');
@@ -170,13 +172,20 @@ my $h = IPC::Run::start(
 # The clock is right again, and IDs follow it (nothing runs ahead).
 $node->poll_query_until('postgres',
 	q{SELECT clock_ahead < interval '10 ms' FROM uidgen_status()});
-Time::HiRes::sleep(3);
+Time::HiRes::sleep(3);    # (the load runs on for 3 s with the clock right)
 is( $node->safe_psql('postgres',
 		q{SELECT snowflake_timestamp(snowflake_next()) <= clock_timestamp() + interval '10 ms'}),
 	't', 'under load, IDs follow the wall clock again');
 $log_offset = -s $node->logfile;
 faketime_set($fake, '-60');
+# 3 s of load on the stepped-back clock (time must pass: any second
+# WARNING for the one step would show up meanwhile), then until the step
+# is counted and reported at all.
 Time::HiRes::sleep(3);
+wait_until(sub {
+	uidgen_status($node)->{clock_backward_episodes} >= 3
+	  && count_in_log($node, episodes_re(), $log_offset) > 0;
+});
 my $episodes = uidgen_status($node)->{clock_backward_episodes};
 @warnings = slurp_file($node->logfile, $log_offset) =~ episodes_re();
 faketime_set($fake, '+0');

@@ -32,7 +32,8 @@ is(uidgen_status($standby)->{origin_worker_id}, '1',
 my $offset = -s $standby->logfile;
 arm_crash_point($primary, 'mark-record-short');
 my $panic = qr/PANIC:\s+XX001: uidgen redo: mark record of 8 bytes, expected 16/;
-for (1 .. 60)
+my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+while (Time::HiRes::time() < $deadline)
 {
 	last if count_in_log($standby, $panic, $offset);
 	$primary->safe_psql('postgres', 'SELECT snowflake_next(); SELECT pg_sleep(0.5)');
@@ -58,7 +59,7 @@ PostgreSQL::Test::Utils::system_log('pg_ctl', '-D', $standby->data_dir,
 	'-l', $standby->logfile, '-w', 'start');
 ok(wait_for_log($standby, $panic, $offset),
 	'restarted, the standby stops at the same record');
-my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+$deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
 Time::HiRes::usleep(100_000)
   while -e $standby->data_dir . '/postmaster.pid' && Time::HiRes::time() < $deadline;
 ok(!-e $standby->data_dir . '/postmaster.pid', 'and is down again');
@@ -72,7 +73,8 @@ $primary->wait_for_catchup($standby2);
 $offset = -s $standby2->logfile;
 arm_crash_point($primary, 'mark-record-op');
 my $op_panic = qr/PANIC:\s+uidgen redo: unknown op code 16/;
-for (1 .. 60)
+$deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+while (Time::HiRes::time() < $deadline)
 {
 	last if count_in_log($standby2, $op_panic, $offset);
 	$primary->safe_psql('postgres', 'SELECT snowflake_next(); SELECT pg_sleep(0.5)');

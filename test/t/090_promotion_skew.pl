@@ -77,7 +77,7 @@ sub fail_over_during_burst
 	$primary->wait_for_catchup($standby);
 	$primary->stop('immediate');
 	my $t_stop = time();
-	usleep(300_000);
+	usleep(300_000);    # (time must pass: a promotion some time after the stop)
 	$standby->promote;
 	$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
 	return { clients => $clients, t_stop => $t_stop };

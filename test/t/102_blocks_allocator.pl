@@ -61,7 +61,7 @@ my $h = IPC::Run::start(
 my $kills = 0;
 for my $i (1 .. 8)
 {
-    usleep(500_000);
+    usleep(500_000);    # (paced: the terminations spread over the clients' run)
     my $pid = allocator_pid('postgres');
     # (the shared cache serves the clients mostly without the allocator, so
     # on a loaded machine it may not be running: a reservation larger than

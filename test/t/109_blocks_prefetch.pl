@@ -74,7 +74,7 @@ for my $i (1 .. 40)
 		"UPDATE id_sequences SET created_at = created_at WHERE name = 'pf'")[ $i % 4 ];
 	$node->safe_psql('postgres', $sql);
 	$changes++;
-	usleep(50_000);
+	usleep(50_000);    # (paced: the changes spread over the clients' run)
 }
 stop_clients($clients, 120);
 is(client_errors($clients), '', 'no client got an error');
@@ -184,7 +184,10 @@ kill 'STOP', $walrcv;
 $clients = start_clients($node,
 	("SELECT first_id, last_id FROM seq_reserve_block('pf', 1000);\n" x 50000) x 3,
 	"SELECT seq_next('pf');\n" x 100000);
+# 3 s of streaming (time must pass), and at least until the clients were
+# handed something (their sessions may start late on a loaded machine)
 usleep(3_000_000);
+wait_until(sub { scalar(ranges_of(client_lines($clients))) > 0 });
 $node->stop('immediate');
 kill 'CONT', $walrcv;
 stop_clients($clients, 60);

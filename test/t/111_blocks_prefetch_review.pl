@@ -91,8 +91,11 @@ $node->safe_psql('postgres', q{
 # the first range: 1..100 (one block)
 is($node->safe_psql('postgres', q{SELECT seq_next('fl')}), '1', 'the first ID');
 my $offset = -s $node->logfile;
+# (no wait for the allocator to reload: set_crash_point() returns once new
+# sessions see the point, so the postmaster has already sent the allocator
+# its SIGHUP, and the allocator reloads at the top of its loop, before it
+# collects the request posted below)
 set_crash_point($node, 'alloc-after-commit', 'wait');
-usleep(500_000);	# (the allocator reloads on its next wake-up anyway)
 # past 10% of the range: the next one is asked for, nobody waits
 my @drawn = split /\n/, $node->safe_psql('postgres',
 	q{SELECT seq_next('fl') FROM generate_series(1, 20)});
@@ -128,8 +131,7 @@ for my $case ([ 'st5', 2, 5, 0 ], [ 'stm5', -2, -5, 0 ])
 		"SELECT seq_create('$name', start => $start, increment => $inc, block_size => 100)");
 	is($node->safe_psql('postgres', "SELECT seq_next('$name')"), $start, "$name: the first value");
 	$offset = -s $node->logfile;
-	set_crash_point($node, 'alloc-after-commit', 'wait');
-	usleep(500_000);
+	set_crash_point($node, 'alloc-after-commit', 'wait');    # (as in 2.)
 	my @got = ($start, split /\n/, $node->safe_psql('postgres',
 		"SELECT seq_next('$name') FROM generate_series(1, 20)"));
 	is_deeply(\@got, [ map { $start + $_ * $inc } 0 .. 20 ], "$name: 21 values, by $inc");
@@ -152,8 +154,7 @@ $node->safe_psql('postgres',
 	q{SELECT seq_create('stale', start => 0, increment => -1, block_size => 10)});
 is($node->safe_psql('postgres', q{SELECT seq_next('stale')}), '0', 'stale: the first value');
 $offset = -s $node->logfile;
-set_crash_point($node, 'alloc-before-round', 'wait');
-usleep(500_000);
+set_crash_point($node, 'alloc-before-round', 'wait');    # (as in 2.)
 # the second of 10 is past 10% of the range: the next one is asked for
 is($node->safe_psql('postgres', q{SELECT seq_next('stale')}), '-1', 'stale: the second value');
 ok(wait_for_log($node, qr/crash point "alloc-before-round" reached/, $offset),

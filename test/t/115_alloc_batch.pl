@@ -25,7 +25,9 @@ $node->safe_psql('postgres', q{
 	SELECT seq_create('bat', block_size => 10, strategy => 'sequence');
 	SELECT seq_create('oth', start => 1000, block_size => 10, strategy => 'sequence');
 });
-# (the allocator is up before the point is armed, and reloads at its wake)
+# (the allocator is up before the point is armed, and reloads at the top
+# of its loop, before it collects a request: once new sessions see the
+# point the postmaster has sent it its SIGHUP, so no wait for it)
 is($node->safe_psql('postgres', q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat')}),
 	'1|10', 'first block of "bat"');
 
@@ -33,7 +35,6 @@ my $offset = -s $node->logfile;
 arm_crash_point($node, 'alloc-before-commit', 'wait');
 $node->poll_query_until('postgres', q{SELECT current_setting('uidgen.crash_point') = 'alloc-before-commit'})
   or die 'the crash point was not armed';
-Time::HiRes::usleep(300_000);
 # The held round takes this request; the session withdraws it after 2.5 s
 # and then asks for a block of another sequence.
 my $holder = start_clients($node, q{
@@ -87,7 +88,6 @@ $offset = -s $node->logfile;
 arm_crash_point($node, 'alloc-before-commit', 'wait');
 $node->poll_query_until('postgres', q{SELECT current_setting('uidgen.crash_point') = 'alloc-before-commit'})
   or die 'the crash point was not armed';
-Time::HiRes::usleep(300_000);
 my $reserve = q{SELECT first_id || '|' || last_id FROM seq_reserve_block('bat');};
 my $other1 = start_clients($node, "\\c other\n$reserve\n");
 ok(wait_for_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset),
@@ -100,7 +100,7 @@ my $here = start_clients($node, "$reserve\n");
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 3 FROM pg_stat_activity WHERE backend_type = 'client backend' AND wait_event IN ('Extension', 'UidgenBlockRequest')}),
 	'a request of "postgres" waits too');
-my $deadline = time() + 30;
+my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 Time::HiRes::usleep(100_000)
   while count_in_log($node, qr/uidgen crash point "alloc-before-commit" reached/, $offset) < 2
   && time() < $deadline;
@@ -130,7 +130,7 @@ ok($node->poll_query_until('postgres', q{
 append_to_file($node->data_dir . '/uidgen.crash_release', '');
 stop_clients($late);
 is(join(',', client_lines($late)), '51|60', 'the request is served');
-$deadline = time() + 30;
+$deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 Time::HiRes::usleep(100_000)
   while count_in_log($node, $retire, $offset) < 2 && time() < $deadline;
 is(count_in_log($node, $retire, $offset), 2,

@@ -123,7 +123,12 @@ cmp_ok($resumed, '>', $max_before, 'above every value handed out');
 # 5. kill -9 of a worker mid-use: a gap, never a repeat.
 $coord->safe_psql('postgres', q{TRUNCATE t});
 my @busy = map { start_clients($_, ($insert x 40)) } ($coord, $workers[1], $workers[0]);
-Time::HiRes::usleep(1_500_000);
+# mid-use: rows committed, and an INSERT running on the worker
+wait_until(sub {
+	$coord->safe_psql('postgres', 'SELECT count(*) > 0 FROM t') eq 't'
+	  && $workers[0]->safe_psql('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE query LIKE 'INSERT INTO t %' AND pid <> pg_backend_pid()}) eq 't';
+}) or die 'the clients did not get going';
 kill9_and_wait($workers[0]);
 $workers[0]->start;
 stop_clients($_) for @busy;

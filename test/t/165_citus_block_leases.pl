@@ -33,7 +33,7 @@ my ($w1, $w2) = @workers;
 sub backend_of
 {
 	my ($node, $pattern) = @_;
-	my $deadline = Time::HiRes::time() + 10;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
 	while (Time::HiRes::time() < $deadline)
 	{
 		my $pid = $node->safe_psql('postgres',
@@ -47,14 +47,18 @@ sub backend_of
 
 # (B) Terminated mid-refill: the next caller on that worker is served.
 $coord->safe_psql('postgres', q{SELECT seq_create('b', block_size => 10)});
+# (the holder holds the row until it is terminated below, once the
+# worker's backend waited in its refill and was terminated there)
 my $holder = start_clients($coord,
-	q{BEGIN; SELECT 1 FROM id_sequences WHERE name = 'b' FOR UPDATE; SELECT pg_sleep(2); COMMIT;});
-Time::HiRes::usleep(300_000);
+	q{BEGIN; SELECT 1 FROM id_sequences WHERE name = 'b' FOR UPDATE; SELECT pg_sleep(300); COMMIT;});
+my $holder_pid = backend_of($coord, q{SELECT pg_sleep(300)%});
+defined $holder_pid or die 'the holder does not hold the row';
 my $victim = start_clients($w1, q{SELECT seq_next('b');});
 my $pid = backend_of($w1, q{SELECT seq_next(''b'')%});
 ok(defined $pid, 'a worker backend waits in its refill');
 $w1->safe_psql('postgres', "SELECT pg_terminate_backend($pid)") if defined $pid;
 stop_clients($victim);
+$coord->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
 stop_clients($holder);
 my ($err, $ret, $out) = psql_error($w1, q{SELECT seq_next('b')});
 is($ret, 0, "terminated mid-refill: the next seq_next() on that worker is served ($err)");
@@ -63,7 +67,7 @@ like($out, qr/^\d+$/, 'and returns an ID');
 # (A) Lease expiry: the rest of a block is thrown away, a new one reserved.
 $coord->safe_psql('postgres', q{SELECT seq_create('e', block_size => 1000)});
 my ($e1) = seq_take($w1, 'e', 1);
-Time::HiRes::usleep(2_500_000);
+Time::HiRes::usleep(2_500_000);    # (time must pass: the 2 s lease runs out)
 my ($e2, $e3) = seq_take($w1, 'e', 2);
 cmp_ok($e2, '>', $e1 + 999, "after its lease ran out the worker serves a new block ($e1, then $e2: a gap)");
 is($e3, $e2 + 1, 'and serves it from then on');
@@ -71,7 +75,8 @@ is($e3, $e2 + 1, 'and serves it from then on');
 # A worker's refills record leases without waiting for earlier ones: five
 # blocks of one ID in a row, well within one lease.
 $coord->safe_psql('postgres', q{SELECT seq_create('one', block_size => 1)});
-my $refills = timed_psql($w1, q{SELECT seq_next('one') FROM generate_series(1, 5)});
+# (the statement's time, not psql's start as well)
+my $refills = statement_seconds($w1, q{SELECT seq_next('one') FROM generate_series(1, 5)});
 cmp_ok($refills, '<', 1.5, sprintf('five refills in a row on a worker: %.2f s', $refills));
 
 # A direct UPDATE lowering next_block_start on the coordinator, which tells

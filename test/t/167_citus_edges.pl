@@ -178,7 +178,12 @@ $SIG{ALRM} = sub { kill 'CONT', $pm; die "the coordinator's stop lasted over 120
 alarm 120;
 my $t0 = Time::HiRes::time();
 my $refill = start_clients($w1, q{SET uidgen.block_timeout = 2000; SELECT seq_next('w');});
-Time::HiRes::usleep(500_000);
+# until that refill waits for the stopped coordinator
+wait_until(sub {
+	$w1->safe_psql('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE query LIKE '%seq_next(''w'')%' AND pid <> pg_backend_pid()
+		  AND wait_event IN ('Extension', 'UidgenCitusCoordinator')}) eq 't';
+}) or die 'the refill does not wait for the coordinator';
 ($err) = psql_error($w1, q{SET uidgen.block_timeout = 400; SELECT seq_next('w')});
 like($err, qr/ERROR:\s+55P03:\s+timed out waiting for a block of sequence "w".*Another backend of this worker has been reserving/s,
 	'a backend waiting for another\'s refill: 55P03 after its block_timeout');
@@ -208,19 +213,33 @@ is($w1->safe_psql('postgres', q{SELECT seq_next('extra')}), '4', 'after seq_forg
 is($coord->safe_psql('postgres', q{SELECT first_id FROM seq_reserve_block('extra', 1)}), '104',
 	'... from a block of 100: the entries were freed');
 
-# 7. A refill slower than the lease (a trigger on the coordinator sleeps
-# in each UPDATE of the row: 0.6 s, 0.2 s): a block that comes back after
-# seq_forget() is thrown away; blocks that come back with their lease
-# over end with 55P03 after uidgen.block_timeout.
+# 7. A refill slower than the lease (a trigger on the coordinator holds
+# each UPDATE of the row: "fg" until the test lets it go, on an advisory
+# lock, "slow" 0.2 s): a block that comes back after seq_forget() is
+# thrown away; blocks that come back with their lease over end with 55P03
+# after uidgen.block_timeout.
 $coord->safe_psql('postgres', q{
 	SELECT seq_create('fg', block_size => 10), seq_create('slow', block_size => 10);
 	CREATE FUNCTION cov_slow() RETURNS trigger LANGUAGE plpgsql
-		AS $$BEGIN PERFORM pg_sleep(CASE NEW.name WHEN 'fg' THEN 0.6 ELSE 0.2 END); RETURN NEW; END$$;
+		AS $$BEGIN
+			IF NEW.name = 'fg' THEN
+				PERFORM pg_advisory_xact_lock(167);
+			ELSE
+				PERFORM pg_sleep(0.2);
+			END IF;
+			RETURN NEW;
+		END$$;
 	CREATE TRIGGER cov_slow BEFORE UPDATE ON id_sequences FOR EACH ROW
 		WHEN (NEW.name IN ('fg', 'slow')) EXECUTE FUNCTION cov_slow();});
-my $fg = start_clients($w1, q{SELECT seq_next('fg');});
-Time::HiRes::usleep(200_000);
+my $gate = $coord->background_psql('postgres');
+$gate->query_safe('SELECT pg_advisory_lock(167)');
+my $fg = start_clients($w1, q{SET uidgen.block_timeout = 60000; SELECT seq_next('fg');});
+ok( $coord->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND objid = 167 AND NOT granted}),
+	'precondition: the refill of "fg" is held on the coordinator');
 $w1->safe_psql('postgres', q{SELECT seq_forget('fg')});
+$gate->query_safe('SELECT pg_advisory_unlock(167)');
+$gate->quit;
 stop_clients($fg);
 is(slurp_file($fg->[0]{out}), "11\n",
 	'a block that came back after seq_forget(): thrown away, the next block served');
