@@ -103,12 +103,12 @@ total_runs=0
 total_fails=0
 echo "== stress: $round rounds in $SECONDS s ($("$PG_CONFIG" --version), load: ${LOAD:-none})"
 printf '%-44s %5s %8s\n' test runs failures
-for t in $(printf '%s\n' "${!runs[@]}" | sort); do
+while IFS= read -r t; do
     printf '%-44s %5s %8s\n' "$t" "${runs[$t]}" "${fails[$t]:-0}"
-    total_runs=$((total_runs + runs[$t]))
+    total_runs=$((total_runs + ${runs[$t]}))
     total_fails=$((total_fails + ${fails[$t]:-0}))
-done
-echo "== stress: $total_runs runs, $total_fails failures${total_fails:+ (logs in $work/failed-round-*)}"
+done < <(printf '%s\n' "${!runs[@]}" | sort)
+echo "== stress: $total_runs runs, $total_fails failures$([ "$total_fails" -eq 0 ] || echo " (logs in $work/failed-round-*)")"
 trap - EXIT
 cleanup
 [ "$total_fails" -eq 0 ] && rm -rf "$work"
