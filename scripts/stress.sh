@@ -82,6 +82,7 @@ else
 fi
 echo "== stress: ${#tap[@]} TAP files${with_regress:+ and regress + isolation}, rounds for $SECONDS_WANTED s, load: ${LOAD:-none} ($("$PG_CONFIG" --version))"
 round=0
+SECONDS=0
 while [ "$SECONDS" -lt "$SECONDS_WANTED" ]; do
     round=$((round + 1))
     start=$SECONDS
@@ -104,6 +105,7 @@ total_fails=0
 echo "== stress: $round rounds in $SECONDS s ($("$PG_CONFIG" --version), load: ${LOAD:-none})"
 printf '%-44s %5s %8s\n' test runs failures
 while IFS= read -r t; do
+    [ -n "$t" ] || continue
     printf '%-44s %5s %8s\n' "$t" "${runs[$t]}" "${fails[$t]:-0}"
     total_runs=$((total_runs + ${runs[$t]}))
     total_fails=$((total_fails + ${fails[$t]:-0}))
