@@ -26,7 +26,7 @@ our @EXPORT = qw(
   skewed_origin promoted_ids_above stop_keeper kill9_with_keeper
   seq_blocks range_overlap origin_burst check_hwm_above
   set_crash_point wait_crash_restart poll_through_crashes
-  citus_available citus_node citus_cluster seq_take count_repeats timed_psql
+  citus_available citus_node citus_cluster citus_activate seq_take count_repeats timed_psql
 );
 
 our $FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -658,6 +658,25 @@ sub citus_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
 	return $node;
+}
+
+# citus_activate_node() of $host:$port on $coord, again while Citus says
+# the node's metadata is still out of sync (its maintenance daemon syncs
+# it in the background: seen on a loaded machine), up to the default
+# timeout.  A refused call changes nothing.
+sub citus_activate
+{
+	my ($coord, $host, $port) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	for (;;)
+	{
+		my ($rc, $out, $err) =
+		  $coord->psql('postgres', "SELECT citus_activate_node('$host', $port)");
+		return if $rc == 0;
+		die "citus_activate_node('$host', $port): $err"
+		  unless $err =~ /out of sync/ && Time::HiRes::time() < $deadline;
+		Time::HiRes::usleep(200_000);
+	}
 }
 
 # $coord made the coordinator of @workers, and uidgen created on all.

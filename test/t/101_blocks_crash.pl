@@ -114,7 +114,8 @@ is($held_out, '', 'and has received no range');
 my $log_offset = -s $node->logfile;
 kill 'KILL', $allocator;
 $node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
-$node->poll_query_until('postgres', 'SELECT 1', '1')
+# (through the restart's start, which may break psql's pipe)
+poll_through_crashes($node, 'SELECT true')
   or die 'the server did not come back';
 pass('the server went through a crash restart');
 eval { $held->finish; };

@@ -352,7 +352,8 @@ my $allocator = $s3->safe_psql('postgres',
 my $crash_offset = -s $s3->logfile;
 kill 'KILL', $allocator;
 $s3->wait_for_log(qr/all server processes terminated; reinitializing/, $crash_offset);
-$s3->poll_query_until('postgres', 'SELECT 1', '1')
+# (through the restart's start, which may break psql's pipe)
+poll_through_crashes($s3, 'SELECT true')
   or die 'the server did not come back';
 eval { $held->finish; };
 eval { $holder->quit; };

@@ -97,7 +97,7 @@ seq_take($w2, 'd', 1);
 my ($h2, $p2) = ($w2->host, $w2->port);
 $coord->safe_psql('postgres', "SELECT citus_disable_node('$h2', $p2)");
 $waited = timed_psql($coord, q{SELECT seq_drop('d'); SELECT seq_create('d', block_size => 20)});
-$coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
+citus_activate($coord, $h2, $p2);
 my @d = (seq_take($w1, 'd', 19), seq_take($w2, 'd', 19));
 is(count_repeats(@d), 0, sprintf('disabled worker, seq_drop + seq_create, activated: no value served twice (the drop waited %.1f s)', $waited));
 

@@ -69,7 +69,7 @@ $w2->psql('postgres', q{SELECT seq_next('dx') FROM generate_series(1, 19)}, stdo
 my @w = split /\n/, $out;
 is(count_repeats(@c, @w), 0, sprintf('worker disabled, DROP/CREATE EXTENSION, seq_create: no repeat (the drop waited %.1f s)', $waited));
 cmp_ok($waited, '>=', $lease - 1, 'DROP EXTENSION waited for the lease');
-$coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
+citus_activate($coord, $h2, $p2);
 
 # (D) The lease cleared by hand, then next_block_start lowered.
 $coord->safe_psql('postgres', q{SELECT seq_create('lz', block_size => 10)});
@@ -93,7 +93,7 @@ my @adv = seq_take($w2, 'adv', 5);
 my @low = grep { $_ <= $x + 499 } @adv;
 is(scalar(@low), 0, sprintf('seq_advance() into a disabled worker\'s block: it serves nothing at or below that point afterwards (got %s; the advance waited %.1f s)', join(',', @adv), $waited));
 cmp_ok($waited, '>=', $lease - 1, 'seq_advance() with no UPDATE to make waited for the lease');
-$coord->safe_psql('postgres', "SELECT citus_activate_node('$h2', $p2)");
+citus_activate($coord, $h2, $p2);
 
 # (G) Restart: a change of a row never leased waits two leases from the start.
 $coord->safe_psql('postgres', q{SELECT seq_create('g', block_size => 10)});
