@@ -1375,7 +1375,8 @@ CREATE FUNCTION seq_room(next bigint, increment bigint, min_value bigint, max_va
 -- never collide and sort by period, then count.  period: the key of the
 -- period next_block_start counts in (NULL before the first number);
 -- reset_skip: the IDs by which the next period starts beyond min_value
--- (set by the skip after a promotion near the period's end).  Counting up
+-- (grown by the skip after a promotion or take-over near the period's end,
+-- each time).  Counting up
 -- only, not for strategy 'sequence'.  src/blocks/period.c.
 -- The key of the period "at" falls in, in time_zone: YYYY, YYYYMM or
 -- YYYYMMDD (NULL for reset 'none'); 22023 for an unknown reset or zone.
