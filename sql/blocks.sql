@@ -172,9 +172,14 @@ SELECT seq_create('imported', block_size => 100);
 SELECT seq_advance('imported', 5000);
 SELECT * FROM seq_reserve_block('imported');
 SELECT seq_advance('imported', 10);
--- (exactly 5101: a prefetch the allocator took before the seq_advance()
--- is left out of its round, blockcache_drop_stale())
-SELECT * FROM seq_reserve_block('imported');
+-- (not always 5101: a prefetch the allocator took before the
+-- seq_advance() is left out of its round if the change committed first
+-- (blockcache_drop_stale()), but seq_advance() below the next unused ID
+-- only locks the row, and a round whose UPDATE follows that lock's
+-- release commits the prefetch for nobody: a gap, never a repeat; seen
+-- under valgrind)
+SELECT first_id >= 5101 AS forwards, last_id - first_id + 1 AS ids
+  FROM seq_reserve_block('imported');
 SELECT pg_temp.err($$SELECT seq_advance('imported', 9223372036854775807)$$);
 SELECT pg_temp.err($$SELECT seq_advance('nosuch', 1)$$);
 SELECT seq_advance('imported', NULL);
