@@ -449,9 +449,12 @@ blockcache_collect(Oid dbid, uint64 token, AllocWork *works, int max)
  * taken: leave out the refills whose entry changed since they were taken
  * (a seq_alter(), seq_advance() or other change of the row freed it), so
  * that no range is committed for nobody; returns how many works remain.
- * A change not seen here has not committed before the snapshot: the
- * round's UPDATE of that row then finds it locked (SKIP LOCKED) or fails
- * to serialize, and the next attempt looks again.
+ * A change not seen here that UPDATEs the row has not committed before
+ * the snapshot: the round's UPDATE of that row then finds it locked (SKIP
+ * LOCKED) or fails to serialize, and the next attempt looks again.  One
+ * that only locks the row (seq_advance() below the next unused ID) and
+ * commits before the round's UPDATE is not caught: that refill's range is
+ * committed for nobody (a gap, never a repeat; open).
  */
 int
 blockcache_drop_stale(AllocWork *works, int nworks)
